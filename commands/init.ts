@@ -1,0 +1,52 @@
+import {Flags} from '@oclif/core'
+import {OutboxCommand} from '../src/cli/base.js'
+import {connectionFlags, dialectFlag, tableFlags, tableNamesFrom} from '../src/cli/flags.js'
+import {dialectOfName, resolveConnection} from '../src/config.js'
+import {UsageError} from '../src/errors.js'
+import {applyInit, initPlan, renderInitScript, type InitResult} from '../src/init.js'
+import {resolveTables} from '../src/schema.js'
+
+export default class Init extends OutboxCommand {
+  static override summary = 'Print or apply the idempotent DDL for the outbox, inbox and archive tables'
+  static override description = `Without --apply, prints DDL that runs unchanged in psql, mariadb/mysql or sqlite3.
+With --url and --apply, creates what is missing (dialect from the URL) and reports each object;
+a second run reports that everything is up to date and changes nothing.`
+  static override examples = [
+    '<%= config.bin %> init --dialect postgres',
+    '<%= config.bin %> init --dialect mysql --table orders_outbox --no-archive > outbox.sql',
+    '<%= config.bin %> init --url postgres://postgres@127.0.0.1:5432/app --apply',
+    '<%= config.bin %> init --url sqlite:./app.db --apply --json',
+  ]
+  static override enableJsonFlag = true
+  static override flags = {
+    dialect: dialectFlag,
+    ...connectionFlags,
+    ...tableFlags,
+    apply: Flags.boolean({description: 'create the objects on --url instead of printing the DDL'}),
+    inbox: Flags.boolean({description: 'include the inbox (processed events) table', default: true, allowNo: true}),
+    archive: Flags.boolean({description: 'include the archive table', default: true, allowNo: true}),
+  }
+
+  async run(): Promise<InitResult | {dialect: string; sql: string}> {
+    const {flags} = await this.parse(Init)
+    const options = {inbox: flags.inbox, archive: flags.archive}
+    if (!flags.apply) {
+      if (!flags.dialect && !flags.url) throw new UsageError('init needs --dialect (to print) or --url with --apply', 'e.g. outbox init --dialect postgres')
+      const dialect = flags.dialect ? dialectOfName(flags.dialect) : resolveConnection({url: flags.url, ...tableNamesFrom(flags)}).dialect
+      const names = resolveTables(tableNamesFrom(flags), dialect)
+      const script = renderInitScript(dialect, initPlan(dialect, names, options))
+      if (!this.jsonEnabled()) process.stdout.write(script)
+      return {dialect: dialect.name, sql: script}
+    }
+    const settings = resolveConnection({url: flags.url, config: flags.config, ...tableNamesFrom(flags)})
+    if (flags.dialect && dialectOfName(flags.dialect).name !== settings.dialect.name) {
+      throw new UsageError(`--dialect ${flags.dialect} does not match the URL (${settings.dialect.name})`, 'Drop --dialect: the URL decides')
+    }
+    this.secretUrl = settings.url
+    const {withDb} = await import('../src/db/index.js')
+    const result = await withDb(settings.url, (db) => applyInit(db, settings.tables, options))
+    for (const s of result.statements) this.log(`${s.status === 'created' ? 'created ' : 'exists  '} ${s.kind} ${s.name}`)
+    this.log(result.upToDate ? 'up to date: nothing changed' : `created ${result.statements.filter((s) => s.status === 'created').length} object(s)`)
+    return result
+  }
+}

@@ -1,0 +1,38 @@
+import {Flags} from '@oclif/core'
+import {positiveInt, SqlCommand, sqlFlags} from '../../src/cli/sql-command.js'
+import {claimSql} from '../../src/sql-text.js'
+import {parseDuration} from '../../src/time.js'
+import {defaultOwner} from '../../src/relay/owner.js'
+
+export default class SqlClaim extends SqlCommand {
+  static override summary = "Print the relay's claim statement for a dialect"
+  static override description = `Exactly what the relay runs: at most --batch rows, oldest created_at first, unpublished,
+not failed, lease absent or lapsed by the database clock, skipping rows other sessions hold.
+Values are inlined so the output runs as-is in psql, mariadb/mysql or sqlite3 (for MySQL the
+whole READ COMMITTED transaction); --params prints the statements with their bound parameters.`
+  static override examples = [
+    '<%= config.bin %> sql claim --dialect postgres',
+    '<%= config.bin %> sql claim --dialect mysql --batch 50 --lease 1m --owner relay-1 | mariadb app',
+    '<%= config.bin %> sql claim --dialect sqlite --params',
+    '<%= config.bin %> sql claim --dialect postgres --ordering aggregate --json',
+  ]
+  static override flags = {
+    ...sqlFlags,
+    batch: Flags.string({description: 'rows per claim', default: '100'}),
+    lease: Flags.string({description: 'lease length (e.g. 30s, 2m)', default: '30s'}),
+    owner: Flags.string({description: 'lease owner written to lease_owner (default host:pid)'}),
+    ordering: Flags.string({description: 'aggregate: never claim past an older unpublished event of the same aggregate', options: ['none', 'aggregate'], default: 'none'}),
+  }
+
+  async run() {
+    const {flags} = await this.parse(SqlClaim)
+    const {dialect, names} = this.target(flags)
+    const options = {
+      batch: positiveInt(flags.batch, 'batch', 100_000),
+      leaseMs: parseDuration(flags.lease, 'lease'),
+      owner: flags.owner ?? defaultOwner(),
+      ordering: flags.ordering as 'none' | 'aggregate',
+    }
+    return this.emit(dialect, claimSql(dialect, names, options, flags.params ? 'params' : 'inline'))
+  }
+}

@@ -1,0 +1,21 @@
+import {Flags} from '@oclif/core'
+import {idsFrom, SqlCommand, sqlFlags} from '../../src/cli/sql-command.js'
+import {markPublishedSql} from '../../src/sql-text.js'
+
+export default class SqlMarkPublished extends SqlCommand {
+  static override summary = "Print the relay's mark-published statement (one batched UPDATE for a batch's successes)"
+  static override examples = [
+    '<%= config.bin %> sql mark-published --dialect postgres --ids 0190c3c2-...,0190c3c2-...',
+    '<%= config.bin %> sql mark-published --dialect mysql --params',
+  ]
+  static override flags = {
+    ...sqlFlags,
+    ids: Flags.string({description: 'comma-separated event ids (default: two example ids)'}),
+  }
+
+  async run() {
+    const {flags} = await this.parse(SqlMarkPublished)
+    const {dialect, names} = this.target(flags)
+    return this.emit(dialect, markPublishedSql(dialect, names, idsFrom(flags.ids), flags.params ? 'params' : 'inline'))
+  }
+}

@@ -1,0 +1,73 @@
+// Pieces of SQL that are the same text on every dialect, parameterised by the dialect's
+// quoting and clock. Only the dialect files call these.
+import type {ClaimOptions, TableNames} from './dialect.js'
+import {join, raw, sql, type Raw, type Sql} from './sql.js'
+
+/** Derived object names (indexes), kept in one place so DDL, checks and docs agree. */
+export function indexNames(names: TableNames) {
+  return {
+    pending: `${names.outbox}_pending_idx`,
+    claim: `${names.outbox}_claim_idx`,
+    createdAt: `${names.outbox}_created_at_idx`,
+    failed: `${names.outbox}_failed_idx`,
+    inboxAggregate: `${names.inbox}_aggregate_idx`,
+    archiveCreatedAt: `${names.archive}_created_at_idx`,
+  }
+}
+
+/**
+ * Unpublished, not failed, lease absent or lapsed by the database clock. The literal
+ * `published_at IS NULL AND failed_at IS NULL` must stay literal: it is what lets
+ * PostgreSQL and SQLite use the partial pending index.
+ */
+export function claimablePredicate(now: string, alias = ''): Raw {
+  const c = alias ? `${alias}.` : ''
+  return raw(
+    `${c}published_at IS NULL AND ${c}failed_at IS NULL AND (${c}lease_until IS NULL OR ${c}lease_until < ${now})`,
+  )
+}
+
+/**
+ * Per-aggregate ordering: an event may be claimed only when no older event of the same
+ * aggregate is still unpublished (pending or leased), so a retry can never be overtaken.
+ */
+export function orderingPredicate(table: string, options: ClaimOptions, alias: string): Raw {
+  if (options.ordering !== 'aggregate') return raw('')
+  return raw(
+    ` AND NOT EXISTS (SELECT 1 FROM ${table} o WHERE o.aggregate_id = ${alias}.aggregate_id` +
+      ` AND (o.aggregate_type = ${alias}.aggregate_type OR (o.aggregate_type IS NULL AND ${alias}.aggregate_type IS NULL))` +
+      ` AND o.published_at IS NULL AND o.failed_at IS NULL` +
+      ` AND (o.created_at < ${alias}.created_at OR (o.created_at = ${alias}.created_at AND o.id < ${alias}.id)))`,
+  )
+}
+
+export function batchLimit(options: ClaimOptions): Raw {
+  // Inlined, not bound: it is a validated positive integer, and MySQL's prepared
+  // statements reject a bound LIMIT sent as a double.
+  if (!Number.isSafeInteger(options.batch) || options.batch < 1) throw new RangeError(`invalid batch ${options.batch}`)
+  return raw(String(options.batch))
+}
+
+/** Literals that read the same on every dialect; undefined when the dialect must decide. */
+export function commonLiteral(value: unknown): string | undefined {
+  if (value === null || value === undefined) return 'NULL'
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new RangeError(`cannot inline ${value}`)
+    return String(value)
+  }
+  if (typeof value === 'bigint') return value.toString()
+  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE'
+  return undefined
+}
+
+/** Single-quoted string with quotes doubled; NUL cannot be stored in any of our text columns. */
+export function quoteString(value: string): string {
+  if (value.includes('\0')) throw new RangeError('cannot inline a string containing NUL')
+  return `'${value.replaceAll("'", "''")}'`
+}
+
+/** `?, ?, ?` for an IN list; `NULL` for no ids so the statement stays valid and matches nothing. */
+export function idList(ids: readonly string[]): Sql {
+  if (ids.length === 0) return sql`NULL`
+  return join(ids.map((id) => sql`${id}`))
+}

@@ -1,0 +1,115 @@
+// The Dialect interface: everything that differs between databases, and nothing else.
+import type {Compiled, Sql} from './sql.js'
+
+export type DialectName = 'postgres' | 'mysql' | 'sqlite'
+
+/** Already-validated, unquoted identifiers. */
+export interface TableNames {
+  schema?: string
+  outbox: string
+  inbox: string
+  archive: string
+}
+
+export interface DdlOptions {
+  inbox: boolean
+  archive: boolean
+}
+
+export type DdlObjectKind = 'schema' | 'table' | 'index'
+
+/** One idempotent DDL statement and the object it creates (so `init --apply` can report). */
+export interface DdlStatement {
+  kind: DdlObjectKind
+  name: string
+  /** the table an index belongs to */
+  table?: string
+  sql: string
+}
+
+export interface ClaimOptions {
+  batch: number
+  leaseMs: number
+  owner: string
+  /** never claim an event while an older event of the same aggregate is unpublished */
+  ordering?: 'none' | 'aggregate'
+}
+
+/** The claim, as the relay runs it. */
+export type ClaimPlan =
+  /** one statement that locks, leases and returns the rows (PostgreSQL, SQLite) */
+  | {kind: 'update-returning'; statement: Sql}
+  /**
+   * MySQL/MariaDB: inside one READ COMMITTED transaction, SELECT ... FOR UPDATE SKIP LOCKED,
+   * then UPDATE the selected ids, then COMMIT.
+   */
+  | {kind: 'lock-then-update'; session: Sql[]; lock: Sql; update: (ids: string[]) => Sql}
+
+export interface RetryInput {
+  id: string
+  owner: string
+  delayMs: number
+  error: string
+  /** the event becomes failed when its attempts reach this (0 = fail now) */
+  maxAttempts: number
+}
+
+export interface NewEventRow {
+  id: string
+  eventType: string
+  aggregateType: string | null
+  aggregateId: string
+  aggregateVersion: number | null
+  payload: string
+  headers: string | null
+}
+
+/** Column list the relay reads for a claimed event. */
+export const EVENT_COLUMNS = [
+  'id',
+  'event_type',
+  'aggregate_type',
+  'aggregate_id',
+  'aggregate_version',
+  'payload',
+  'headers',
+  'created_at',
+  'attempts',
+] as const
+
+export interface Dialect {
+  readonly name: DialectName
+  /** longest identifier the database accepts */
+  readonly maxIdentifierLength: number
+  quoteIdent(name: string): string
+  /** schema-qualified, quoted table reference */
+  table(names: TableNames, which: keyof Omit<TableNames, 'schema'>): string
+  placeholder(index: number): string
+  /** a value as an escaped SQL literal, for printing runnable SQL */
+  literal(value: unknown): string
+  compile(fragment: Sql): Compiled
+  inline(fragment: Sql): string
+  /** the database clock, as used by leases (never the host clock) */
+  readonly now: string
+  /** a Date as the parameter this dialect's timestamp columns compare against */
+  timeParam(date: Date): unknown
+  /** text the database stores for a timestamp column, back to a Date */
+  parseTime(value: unknown): Date | null
+
+  ddl(names: TableNames, options: DdlOptions): DdlStatement[]
+  /** a query returning one row per existing object: {kind, name} */
+  existingObjects(names: TableNames): Sql
+
+  claim(names: TableNames, options: ClaimOptions): ClaimPlan
+  /** the claim as one script, values inlined, runnable as-is in the database's own client */
+  claimScript(names: TableNames, options: ClaimOptions): string
+  markPublished(names: TableNames, ids: string[]): Sql
+  retry(names: TableNames, input: RetryInput): Sql
+  /** give back leases that were claimed but not sent (graceful stop) */
+  release(names: TableNames, ids: string[], owner: string): Sql
+  insertEvent(names: TableNames, row: NewEventRow): Sql
+
+  /** server version string and whether it supports SKIP LOCKED */
+  serverVersion(): Sql
+  supportsSkipLocked(version: string): boolean
+}

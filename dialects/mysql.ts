@@ -1,0 +1,200 @@
+// MySQL 8.0.1+ and MariaDB 10.6+: SKIP LOCKED only on SELECT, no UPDATE ... RETURNING, no
+// same-table subquery in UPDATE. So the claim is two statements in one READ COMMITTED
+// transaction: lock the ids with SELECT ... FOR UPDATE SKIP LOCKED, then UPDATE by id.
+import {batchLimit, claimablePredicate, commonLiteral, idList, indexNames, orderingPredicate, quoteString} from './base.js'
+import type {ClaimOptions, Dialect, DdlOptions, DdlStatement, NewEventRow, RetryInput, TableNames} from './dialect.js'
+import {compile, inline, raw, sql, type Sql} from './sql.js'
+
+// DATETIME(6) holding UTC: UTC_TIMESTAMP does not depend on the session time zone.
+const NOW = 'UTC_TIMESTAMP(6)'
+const SELECTED =
+  'e.id, e.event_type, e.aggregate_type, e.aggregate_id, e.aggregate_version, CAST(e.payload AS CHAR) AS payload, CAST(e.headers AS CHAR) AS headers, e.created_at, e.attempts + 1 AS attempts'
+
+export const READ_COMMITTED = 'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED'
+
+function quoteIdent(name: string): string {
+  return `\`${name.replaceAll('`', '``')}\``
+}
+
+function table(names: TableNames, which: 'outbox' | 'inbox' | 'archive'): string {
+  return names.schema ? `${quoteIdent(names.schema)}.${quoteIdent(names[which])}` : quoteIdent(names[which])
+}
+
+/** 'YYYY-MM-DD HH:MM:SS.ffffff' in UTC, the text form of a DATETIME(6). */
+function datetime(date: Date): string {
+  return date.toISOString().replace('T', ' ').replace('Z', '000')
+}
+
+function literal(value: unknown): string {
+  const common = commonLiteral(value)
+  if (common !== undefined) return common
+  if (typeof value === 'string') {
+    // Backslashes and control characters mean different things with and without
+    // NO_BACKSLASH_ESCAPES; a hex literal means the same bytes under every sql_mode.
+    if (/[\\\u0000-\u001f]/.test(value)) return `_utf8mb4 X'${Buffer.from(value, 'utf8').toString('hex')}'`
+    return quoteString(value)
+  }
+  if (value instanceof Date) return quoteString(datetime(value))
+  throw new TypeError(`cannot inline a ${typeof value}`)
+}
+
+function addMs(ms: number): Sql {
+  return sql`DATE_ADD(${raw(NOW)}, INTERVAL ${ms * 1000} MICROSECOND)`
+}
+
+const EVENT_COLUMNS_DDL = `  id CHAR(36) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  event_type VARCHAR(255) NOT NULL,
+  aggregate_type VARCHAR(255) NULL,
+  aggregate_id VARCHAR(255) NOT NULL,
+  aggregate_version BIGINT NULL,
+  payload JSON NOT NULL,
+  headers JSON NULL,
+  created_at DATETIME(6) NOT NULL,
+  published_at DATETIME(6) NULL,
+  attempts INT NOT NULL DEFAULT 0,
+  lease_owner VARCHAR(255) NULL,
+  lease_until DATETIME(6) NULL,
+  last_error TEXT NULL,
+  failed_at DATETIME(6) NULL`
+
+const TABLE_OPTIONS = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4'
+
+function ddl(names: TableNames, options: DdlOptions): DdlStatement[] {
+  const ix = indexNames(names)
+  const q = quoteIdent
+  // MySQL has no CREATE INDEX IF NOT EXISTS, so indexes live inside CREATE TABLE IF NOT EXISTS.
+  // No partial indexes: (published_at, failed_at, ...) makes "IS NULL AND IS NULL" an index
+  // prefix, so the claim's ORDER BY created_at, id is read from the index, not sorted.
+  const out: DdlStatement[] = [
+    {
+      kind: 'table',
+      name: names.outbox,
+      sql: `CREATE TABLE IF NOT EXISTS ${table(names, 'outbox')} (
+${EVENT_COLUMNS_DDL},
+  PRIMARY KEY (id),
+  KEY ${q(ix.claim)} (published_at, failed_at, created_at, id),
+  KEY ${q(ix.createdAt)} (created_at)
+) ${TABLE_OPTIONS};`,
+    },
+  ]
+  if (options.inbox) {
+    out.push({
+      kind: 'table',
+      name: names.inbox,
+      sql: `CREATE TABLE IF NOT EXISTS ${table(names, 'inbox')} (
+  consumer VARCHAR(255) NOT NULL,
+  event_id CHAR(36) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  aggregate_type VARCHAR(255) NULL,
+  aggregate_id VARCHAR(255) NULL,
+  aggregate_version BIGINT NULL,
+  processed_at DATETIME(6) NOT NULL,
+  PRIMARY KEY (consumer, event_id),
+  KEY ${q(ix.inboxAggregate)} (consumer, aggregate_id, aggregate_version)
+) ${TABLE_OPTIONS};`,
+    })
+  }
+  if (options.archive) {
+    out.push({
+      kind: 'table',
+      name: names.archive,
+      sql: `CREATE TABLE IF NOT EXISTS ${table(names, 'archive')} (
+${EVENT_COLUMNS_DDL},
+  archived_at DATETIME(6) NOT NULL,
+  PRIMARY KEY (id),
+  KEY ${q(ix.archiveCreatedAt)} (created_at)
+) ${TABLE_OPTIONS};`,
+    })
+  }
+  return out
+}
+
+function existingObjects(names: TableNames): Sql {
+  const schema = names.schema ?? null
+  const tables = idList([names.outbox, names.inbox, names.archive])
+  return sql`SELECT 'table' AS kind, table_name AS name FROM information_schema.tables
+WHERE table_schema = COALESCE(${schema}, DATABASE()) AND table_name IN (${tables})
+UNION ALL
+SELECT DISTINCT 'index' AS kind, index_name AS name FROM information_schema.statistics
+WHERE table_schema = COALESCE(${schema}, DATABASE()) AND table_name IN (${tables}) AND index_name <> 'PRIMARY'`
+}
+
+function lockStatement(names: TableNames, options: ClaimOptions, columns: string): Sql {
+  const outbox = table(names, 'outbox')
+  return sql`SELECT ${raw(columns)} FROM ${raw(outbox)} e
+WHERE ${claimablePredicate(NOW, 'e')}${orderingPredicate(outbox, options, 'e')}
+ORDER BY e.created_at, e.id
+LIMIT ${batchLimit(options)}
+FOR UPDATE SKIP LOCKED`
+}
+
+function leaseSet(options: ClaimOptions): Sql {
+  return sql`SET lease_owner = ${options.owner}, lease_until = ${addMs(options.leaseMs)}, attempts = attempts + 1`
+}
+
+/**
+ * The same two statements as a client script: the locked ids go through a temporary table
+ * (CREATE TEMPORARY TABLE does not end the transaction), so it runs unchanged in `mariadb`
+ * or `mysql` and skips, rather than waits on, rows another session holds.
+ */
+function claimScript(names: TableNames, options: ClaimOptions): string {
+  const outbox = table(names, 'outbox')
+  const lock = inline(lockStatement(names, options, 'e.id'), literal)
+  const update = inline(sql`UPDATE ${raw(outbox)} ${leaseSet(options)} WHERE id IN (SELECT id FROM outbox_claim_ids)`, literal)
+  return `${READ_COMMITTED};
+CREATE TEMPORARY TABLE IF NOT EXISTS outbox_claim_ids (id CHAR(36) CHARACTER SET ascii COLLATE ascii_bin PRIMARY KEY);
+DELETE FROM outbox_claim_ids;
+START TRANSACTION;
+INSERT INTO outbox_claim_ids (id)
+${lock};
+${update};
+COMMIT;
+SELECT e.id, e.event_type, e.aggregate_type, e.aggregate_id, e.aggregate_version, e.payload, e.headers, e.created_at, e.attempts
+FROM ${outbox} e JOIN outbox_claim_ids c ON c.id = e.id ORDER BY e.created_at, e.id;`
+}
+
+export const mysql: Dialect = {
+  name: 'mysql',
+  maxIdentifierLength: 64,
+  quoteIdent,
+  table,
+  placeholder: () => '?',
+  literal,
+  compile: (fragment) => compile(fragment, () => '?'),
+  inline: (fragment) => inline(fragment, literal),
+  now: NOW,
+  timeParam: datetime,
+  parseTime: (value) => {
+    if (value == null) return null
+    if (value instanceof Date) return value
+    return new Date(`${String(value).replace(' ', 'T')}Z`)
+  },
+  ddl,
+  existingObjects,
+  claim: (names, options) => ({
+    kind: 'lock-then-update',
+    session: [sql`${raw(READ_COMMITTED)}`],
+    lock: lockStatement(names, options, SELECTED),
+    update: (ids) => sql`UPDATE ${raw(table(names, 'outbox'))} ${leaseSet(options)} WHERE id IN (${idList(ids)})`,
+  }),
+  claimScript,
+  markPublished: (names, ids) =>
+    sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL
+WHERE id IN (${idList(ids)}) AND published_at IS NULL`,
+  retry: (names, r: RetryInput) =>
+    sql`UPDATE ${raw(table(names, 'outbox'))}
+SET lease_owner = NULL, lease_until = ${addMs(r.delayMs)}, last_error = ${r.error},
+  failed_at = CASE WHEN attempts >= ${r.maxAttempts} THEN ${raw(NOW)} ELSE NULL END
+WHERE id = ${r.id} AND lease_owner = ${r.owner} AND published_at IS NULL`,
+  release: (names, ids, owner) =>
+    sql`UPDATE ${raw(table(names, 'outbox'))} SET lease_owner = NULL, lease_until = NULL, attempts = GREATEST(attempts - 1, 0)
+WHERE id IN (${idList(ids)}) AND lease_owner = ${owner} AND published_at IS NULL`,
+  insertEvent: (names, row: NewEventRow) =>
+    sql`INSERT INTO ${raw(table(names, 'outbox'))} (id, event_type, aggregate_type, aggregate_id, aggregate_version, payload, headers, created_at)
+VALUES (${row.id}, ${row.eventType}, ${row.aggregateType}, ${row.aggregateId}, ${row.aggregateVersion}, ${row.payload}, ${row.headers}, ${raw(NOW)})`,
+  serverVersion: () => sql`SELECT VERSION() AS version`,
+  supportsSkipLocked: (version) => {
+    const [major, minor, patch] = version.split(/[.-]/).map(Number)
+    if (/mariadb/i.test(version)) return major > 10 || (major === 10 && minor >= 6)
+    return major > 8 || (major === 8 && (minor > 0 || patch >= 1))
+  },
+}

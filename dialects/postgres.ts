@@ -1,0 +1,177 @@
+// PostgreSQL 9.5+: FOR UPDATE SKIP LOCKED in a MATERIALIZED CTE, partial pending index.
+import {batchLimit, claimablePredicate, commonLiteral, indexNames, orderingPredicate, quoteString} from './base.js'
+import type {ClaimOptions, Dialect, DdlOptions, DdlStatement, NewEventRow, RetryInput, TableNames} from './dialect.js'
+import {compile, inline, raw, sql, type Sql} from './sql.js'
+
+const NOW = 'now()'
+// created_at is the insert's real time, not the transaction's start: a transaction that waited
+// for a row lock must not date its event before the one that held the lock.
+const RETURNED =
+  't.id, t.event_type, t.aggregate_type, t.aggregate_id, t.aggregate_version, t.payload::text AS payload, t.headers::text AS headers, t.created_at, t.attempts'
+
+function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`
+}
+
+function table(names: TableNames, which: 'outbox' | 'inbox' | 'archive'): string {
+  return names.schema ? `${quoteIdent(names.schema)}.${quoteIdent(names[which])}` : quoteIdent(names[which])
+}
+
+function literal(value: unknown): string {
+  const common = commonLiteral(value)
+  if (common !== undefined) return common
+  if (typeof value === 'string') return quoteString(value)
+  if (value instanceof Date) return `${quoteString(value.toISOString())}::timestamptz`
+  if (Array.isArray(value)) return `ARRAY[${value.map(literal).join(', ')}]`
+  throw new TypeError(`cannot inline a ${typeof value}`)
+}
+
+function msInterval(ms: number): Sql {
+  return sql`${ms}::double precision * interval '1 millisecond'`
+}
+
+// High churn: leases are HOT updates only if the page has room, and dead tuples pile up fast.
+const STORAGE = 'WITH (fillfactor = 80, autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02)'
+
+const EVENT_COLUMNS_DDL = `  id uuid PRIMARY KEY,
+  event_type text NOT NULL,
+  aggregate_type text,
+  aggregate_id text NOT NULL,
+  aggregate_version bigint,
+  payload jsonb NOT NULL,
+  headers jsonb,
+  created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  published_at timestamptz,
+  attempts integer NOT NULL DEFAULT 0,
+  lease_owner text,
+  lease_until timestamptz,
+  last_error text,
+  failed_at timestamptz`
+
+function ddl(names: TableNames, options: DdlOptions): DdlStatement[] {
+  const ix = indexNames(names)
+  const outbox = table(names, 'outbox')
+  const q = quoteIdent
+  const out: DdlStatement[] = []
+  if (names.schema) out.push({kind: 'schema', name: names.schema, sql: `CREATE SCHEMA IF NOT EXISTS ${q(names.schema)};`})
+  out.push(
+    {kind: 'table', name: names.outbox, sql: `CREATE TABLE IF NOT EXISTS ${outbox} (\n${EVENT_COLUMNS_DDL}\n) ${STORAGE};`},
+    // Lease columns are in no index, so taking and renewing a lease stays a HOT update.
+    {
+      kind: 'index',
+      name: ix.pending,
+      table: names.outbox,
+      sql: `CREATE INDEX IF NOT EXISTS ${q(ix.pending)} ON ${outbox} (created_at, id) WHERE published_at IS NULL AND failed_at IS NULL;`,
+    },
+    {kind: 'index', name: ix.createdAt, table: names.outbox, sql: `CREATE INDEX IF NOT EXISTS ${q(ix.createdAt)} ON ${outbox} (created_at);`},
+    {
+      kind: 'index',
+      name: ix.failed,
+      table: names.outbox,
+      sql: `CREATE INDEX IF NOT EXISTS ${q(ix.failed)} ON ${outbox} (failed_at) WHERE failed_at IS NOT NULL;`,
+    },
+  )
+  if (options.inbox) {
+    const inbox = table(names, 'inbox')
+    out.push(
+      {
+        kind: 'table',
+        name: names.inbox,
+        sql: `CREATE TABLE IF NOT EXISTS ${inbox} (
+  consumer text NOT NULL,
+  event_id uuid NOT NULL,
+  aggregate_type text,
+  aggregate_id text,
+  aggregate_version bigint,
+  processed_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (consumer, event_id)
+);`,
+      },
+      {
+        kind: 'index',
+        name: ix.inboxAggregate,
+        table: names.inbox,
+        sql: `CREATE INDEX IF NOT EXISTS ${q(ix.inboxAggregate)} ON ${inbox} (consumer, aggregate_id, aggregate_version);`,
+      },
+    )
+  }
+  if (options.archive) {
+    const archive = table(names, 'archive')
+    out.push(
+      {
+        kind: 'table',
+        name: names.archive,
+        sql: `CREATE TABLE IF NOT EXISTS ${archive} (\n${EVENT_COLUMNS_DDL},\n  archived_at timestamptz NOT NULL DEFAULT now()\n);`,
+      },
+      {kind: 'index', name: ix.archiveCreatedAt, table: names.archive, sql: `CREATE INDEX IF NOT EXISTS ${q(ix.archiveCreatedAt)} ON ${archive} (created_at);`},
+    )
+  }
+  return out
+}
+
+function existingObjects(names: TableNames): Sql {
+  const ix = indexNames(names)
+  const wanted = [names.outbox, names.inbox, names.archive, ...Object.values(ix)]
+  const schema = names.schema ?? null
+  return sql`SELECT 'schema' AS kind, nspname AS name FROM pg_namespace WHERE nspname = ${schema}
+UNION ALL
+SELECT CASE WHEN c.relkind IN ('r', 'p') THEN 'table' ELSE 'index' END AS kind, c.relname AS name
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = coalesce(${schema}::text, current_schema()) AND c.relname = ANY(${wanted}::text[]) AND c.relkind IN ('r', 'p', 'i', 'I')`
+}
+
+function claimStatement(names: TableNames, options: ClaimOptions): Sql {
+  const outbox = table(names, 'outbox')
+  // MATERIALIZED: the locked, limited set is computed once. An IN (SELECT ... LIMIT ...
+  // FOR UPDATE SKIP LOCKED) may be re-evaluated per outer row and claim more than LIMIT
+  // (PostgreSQL BUG #15715).
+  return sql`WITH c AS MATERIALIZED (
+  SELECT e.id FROM ${raw(outbox)} e
+  WHERE ${claimablePredicate(NOW, 'e')}${orderingPredicate(outbox, options, 'e')}
+  ORDER BY e.created_at, e.id
+  LIMIT ${batchLimit(options)}
+  FOR UPDATE SKIP LOCKED
+)
+UPDATE ${raw(outbox)} AS t
+SET lease_owner = ${options.owner}, lease_until = ${raw(NOW)} + ${msInterval(options.leaseMs)}, attempts = t.attempts + 1
+FROM c WHERE t.id = c.id
+RETURNING ${raw(RETURNED)}`
+}
+
+export const postgres: Dialect = {
+  name: 'postgres',
+  maxIdentifierLength: 63,
+  quoteIdent,
+  table,
+  placeholder: (i) => `$${i}`,
+  literal,
+  compile: (fragment) => compile(fragment, (i) => `$${i}`),
+  inline: (fragment) => inline(fragment, literal),
+  now: NOW,
+  timeParam: (date) => date.toISOString(),
+  parseTime: (value) => (value == null ? null : value instanceof Date ? value : new Date(String(value))),
+  ddl,
+  existingObjects,
+  claim: (names, options) => ({kind: 'update-returning', statement: claimStatement(names, options)}),
+  claimScript: (names, options) => `${inline(claimStatement(names, options), literal)};`,
+  markPublished: (names, ids) =>
+    sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL
+WHERE id = ANY(${ids}::uuid[]) AND published_at IS NULL`,
+  retry: (names, r: RetryInput) =>
+    sql`UPDATE ${raw(table(names, 'outbox'))}
+SET lease_owner = NULL, lease_until = ${raw(NOW)} + ${msInterval(r.delayMs)}, last_error = ${r.error},
+  failed_at = CASE WHEN attempts >= ${r.maxAttempts}::integer THEN ${raw(NOW)} ELSE NULL END
+WHERE id = ${r.id}::uuid AND lease_owner = ${r.owner} AND published_at IS NULL`,
+  release: (names, ids, owner) =>
+    sql`UPDATE ${raw(table(names, 'outbox'))} SET lease_owner = NULL, lease_until = NULL, attempts = greatest(attempts - 1, 0)
+WHERE id = ANY(${ids}::uuid[]) AND lease_owner = ${owner} AND published_at IS NULL`,
+  insertEvent: (names, row: NewEventRow) =>
+    sql`INSERT INTO ${raw(table(names, 'outbox'))} (id, event_type, aggregate_type, aggregate_id, aggregate_version, payload, headers, created_at)
+VALUES (${row.id}::uuid, ${row.eventType}, ${row.aggregateType}, ${row.aggregateId}, ${row.aggregateVersion}::bigint, ${row.payload}::jsonb, ${row.headers}::jsonb, clock_timestamp())`,
+  serverVersion: () => sql`SELECT current_setting('server_version') AS version`,
+  supportsSkipLocked: (version) => {
+    const [major, minor] = version.split(/[.\s]/).map(Number)
+    return major > 9 || (major === 9 && minor >= 5)
+  },
+}
+

@@ -1,0 +1,161 @@
+// SQLite 3.35+: one writer at a time and no row locks, so the claim is a single
+// UPDATE ... WHERE id IN (SELECT ... LIMIT n) RETURNING, which is atomic on its own.
+// Times are ISO-8601 UTC text with milliseconds, which sorts and compares as text.
+import {batchLimit, claimablePredicate, commonLiteral, indexNames, orderingPredicate, quoteString} from './base.js'
+import type {ClaimOptions, Dialect, DdlOptions, DdlStatement, NewEventRow, RetryInput, TableNames} from './dialect.js'
+import {compile, inline, raw, sql, type Sql} from './sql.js'
+
+const NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+const RETURNED = 'id, event_type, aggregate_type, aggregate_id, aggregate_version, payload, headers, created_at, attempts'
+
+function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`
+}
+
+function table(names: TableNames, which: 'outbox' | 'inbox' | 'archive'): string {
+  return names.schema ? `${quoteIdent(names.schema)}.${quoteIdent(names[which])}` : quoteIdent(names[which])
+}
+
+function literal(value: unknown): string {
+  const common = commonLiteral(value)
+  if (common !== undefined) return common === 'TRUE' ? '1' : common === 'FALSE' ? '0' : common
+  if (typeof value === 'string') return quoteString(value)
+  if (value instanceof Date) return quoteString(value.toISOString())
+  throw new TypeError(`cannot inline a ${typeof value}`)
+}
+
+function addMs(ms: number): Sql {
+  return sql`strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ${`+${(ms / 1000).toFixed(3)} seconds`})`
+}
+
+const EVENT_COLUMNS_DDL = `  id TEXT NOT NULL PRIMARY KEY,
+  event_type TEXT NOT NULL,
+  aggregate_type TEXT,
+  aggregate_id TEXT NOT NULL,
+  aggregate_version INTEGER,
+  payload TEXT NOT NULL CHECK (json_valid(payload)),
+  headers TEXT CHECK (headers IS NULL OR json_valid(headers)),
+  created_at TEXT NOT NULL DEFAULT (${NOW}),
+  published_at TEXT,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  lease_owner TEXT,
+  lease_until TEXT,
+  last_error TEXT,
+  failed_at TEXT`
+
+function ddl(names: TableNames, options: DdlOptions): DdlStatement[] {
+  const ix = indexNames(names)
+  const q = quoteIdent
+  const outbox = table(names, 'outbox')
+  const out: DdlStatement[] = [
+    {kind: 'table', name: names.outbox, sql: `CREATE TABLE IF NOT EXISTS ${outbox} (\n${EVENT_COLUMNS_DDL}\n);`},
+    {
+      kind: 'index',
+      name: ix.pending,
+      table: names.outbox,
+      sql: `CREATE INDEX IF NOT EXISTS ${q(ix.pending)} ON ${q(names.outbox)} (created_at, id) WHERE published_at IS NULL AND failed_at IS NULL;`,
+    },
+    {kind: 'index', name: ix.createdAt, table: names.outbox, sql: `CREATE INDEX IF NOT EXISTS ${q(ix.createdAt)} ON ${q(names.outbox)} (created_at);`},
+    {
+      kind: 'index',
+      name: ix.failed,
+      table: names.outbox,
+      sql: `CREATE INDEX IF NOT EXISTS ${q(ix.failed)} ON ${q(names.outbox)} (failed_at) WHERE failed_at IS NOT NULL;`,
+    },
+  ]
+  if (options.inbox) {
+    out.push(
+      {
+        kind: 'table',
+        name: names.inbox,
+        sql: `CREATE TABLE IF NOT EXISTS ${table(names, 'inbox')} (
+  consumer TEXT NOT NULL,
+  event_id TEXT NOT NULL,
+  aggregate_type TEXT,
+  aggregate_id TEXT,
+  aggregate_version INTEGER,
+  processed_at TEXT NOT NULL DEFAULT (${NOW}),
+  PRIMARY KEY (consumer, event_id)
+);`,
+      },
+      {
+        kind: 'index',
+        name: ix.inboxAggregate,
+        table: names.inbox,
+        sql: `CREATE INDEX IF NOT EXISTS ${q(ix.inboxAggregate)} ON ${q(names.inbox)} (consumer, aggregate_id, aggregate_version);`,
+      },
+    )
+  }
+  if (options.archive) {
+    out.push(
+      {
+        kind: 'table',
+        name: names.archive,
+        sql: `CREATE TABLE IF NOT EXISTS ${table(names, 'archive')} (\n${EVENT_COLUMNS_DDL},\n  archived_at TEXT NOT NULL DEFAULT (${NOW})\n);`,
+      },
+      {
+        kind: 'index',
+        name: ix.archiveCreatedAt,
+        table: names.archive,
+        sql: `CREATE INDEX IF NOT EXISTS ${q(ix.archiveCreatedAt)} ON ${q(names.archive)} (created_at);`,
+      },
+    )
+  }
+  return out
+}
+
+function claimStatement(names: TableNames, options: ClaimOptions): Sql {
+  const outbox = table(names, 'outbox')
+  return sql`UPDATE ${raw(outbox)}
+SET lease_owner = ${options.owner}, lease_until = ${addMs(options.leaseMs)}, attempts = attempts + 1
+WHERE id IN (
+  SELECT e.id FROM ${raw(outbox)} e
+  WHERE ${claimablePredicate(NOW, 'e')}${orderingPredicate(outbox, options, 'e')}
+  ORDER BY e.created_at, e.id
+  LIMIT ${batchLimit(options)}
+)
+RETURNING ${raw(RETURNED)}`
+}
+
+/** One bound JSON array instead of n placeholders: the statement text (and cache entry) stays the same. */
+function idsJson(ids: readonly string[]): string {
+  return JSON.stringify(ids)
+}
+
+export const sqlite: Dialect = {
+  name: 'sqlite',
+  maxIdentifierLength: 128,
+  quoteIdent,
+  table,
+  placeholder: () => '?',
+  literal,
+  compile: (fragment) => compile(fragment, () => '?'),
+  inline: (fragment) => inline(fragment, literal),
+  now: NOW,
+  timeParam: (date) => date.toISOString(),
+  parseTime: (value) => (value == null ? null : new Date(String(value))),
+  ddl,
+  existingObjects: (names) => {
+    const wanted = JSON.stringify([names.outbox, names.inbox, names.archive, ...Object.values(indexNames(names))])
+    return sql`SELECT type AS kind, name FROM sqlite_master WHERE type IN ('table', 'index') AND name IN (SELECT value FROM json_each(${wanted}))`
+  },
+  claim: (names, options) => ({kind: 'update-returning', statement: claimStatement(names, options)}),
+  // RETURNING order is arbitrary in SQLite; the relay sorts on the client.
+  claimScript: (names, options) => `${inline(claimStatement(names, options), literal)};`,
+  markPublished: (names, ids) =>
+    sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL
+WHERE id IN (SELECT value FROM json_each(${idsJson(ids)})) AND published_at IS NULL`,
+  retry: (names, r: RetryInput) =>
+    sql`UPDATE ${raw(table(names, 'outbox'))}
+SET lease_owner = NULL, lease_until = ${addMs(r.delayMs)}, last_error = ${r.error},
+  failed_at = CASE WHEN attempts >= ${r.maxAttempts} THEN ${raw(NOW)} ELSE NULL END
+WHERE id = ${r.id} AND lease_owner = ${r.owner} AND published_at IS NULL`,
+  release: (names, ids, owner) =>
+    sql`UPDATE ${raw(table(names, 'outbox'))} SET lease_owner = NULL, lease_until = NULL, attempts = max(attempts - 1, 0)
+WHERE id IN (SELECT value FROM json_each(${idsJson(ids)})) AND lease_owner = ${owner} AND published_at IS NULL`,
+  insertEvent: (names, row: NewEventRow) =>
+    sql`INSERT INTO ${raw(table(names, 'outbox'))} (id, event_type, aggregate_type, aggregate_id, aggregate_version, payload, headers, created_at)
+VALUES (${row.id}, ${row.eventType}, ${row.aggregateType}, ${row.aggregateId}, ${row.aggregateVersion}, ${row.payload}, ${row.headers}, ${raw(NOW)})`,
+  serverVersion: () => sql`SELECT sqlite_version() AS version`,
+  supportsSkipLocked: () => false,
+}

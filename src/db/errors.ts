@@ -1,0 +1,46 @@
+// Driver errors to one actionable line, with no password in it.
+import {redactSecrets, redactUrl} from '../config.js'
+import {ConnectionError, OutboxError} from '../errors.js'
+
+interface DriverError {
+  code?: string | number
+  errno?: number
+  message?: string
+  address?: string
+  port?: number
+  sqlMessage?: string
+}
+
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ECONNRESET', 'ENETUNREACH'])
+
+/** Maps a connect or query failure to an OutboxError; unknown errors keep their (redacted) text. */
+export function describeDbError(error: unknown, url: string, context?: {table?: string}): OutboxError {
+  if (error instanceof OutboxError) return error
+  const e = (error ?? {}) as DriverError
+  const where = redactUrl(url)
+  const message = redactSecrets(String(e.sqlMessage ?? e.message ?? error), url).split('\n')[0]
+  const code = String(e.code ?? '')
+  if (UNREACHABLE.has(code) || /connect(ion)? (refused|timeout)|timeout expired|getaddrinfo/i.test(message)) {
+    return new ConnectionError(`cannot reach the database at ${where} (${code || message})`, 'Check the host and port in --url and that the server is running')
+  }
+  if (code === '28P01' || code === '28000' || code === 'ER_ACCESS_DENIED_ERROR' || e.errno === 1045) {
+    return new ConnectionError(`the database refused the login for ${where}`, 'Check the user and password in --url')
+  }
+  if (code === '3D000' || code === 'ER_BAD_DB_ERROR' || e.errno === 1049) {
+    return new ConnectionError(`database does not exist (${message})`, 'Create it or fix the database name in --url')
+  }
+  if (code === '42P01' || code === 'ER_NO_SUCH_TABLE' || e.errno === 1146 || /no such table/i.test(message)) {
+    const table = context?.table ? ` ${context.table}` : ''
+    return new ConnectionError(`the outbox table${table} does not exist (${message})`, 'Create it with: outbox init --url URL --apply')
+  }
+  if (code === '42703' || code === 'ER_BAD_FIELD_ERROR' || e.errno === 1054 || /no such column|has no column/i.test(message)) {
+    return new ConnectionError(`the table does not have the outbox columns (${message})`, 'Point --table at a table created by outbox init')
+  }
+  if (code === 'SQLITE_CANTOPEN' || /unable to open database/i.test(message)) {
+    return new ConnectionError(`cannot open the SQLite database ${where}`, 'Check that the directory exists and is writable')
+  }
+  if (code === 'SQLITE_NOTADB' || /file is not a database/i.test(message)) {
+    return new ConnectionError(`${where} is not a SQLite database`, 'Point --url at a SQLite file')
+  }
+  return new ConnectionError(`database error: ${message}`, `On ${where}`)
+}

@@ -1,0 +1,80 @@
+// PostgreSQL through a pg Pool. int8 counts come back as numbers (per pool, not globally).
+import type {Pool, PoolClient, QueryConfig} from 'pg'
+import {createHash} from 'node:crypto'
+import type {Sql} from '../../dialects/index.js'
+import {postgres} from '../../dialects/postgres.js'
+import {redactUrl} from '../config.js'
+import {checkNetworkUrl} from './url.js'
+import type {Db, OpenOptions, QueryOptions, Queryable, Row} from './types.js'
+
+function config(statement: Sql, options?: QueryOptions): QueryConfig {
+  const {text, params} = postgres.compile(statement)
+  const name = options?.prepare ? 'outbox_' + createHash('sha1').update(text).digest('hex').slice(0, 16) : undefined
+  return {text, values: params, name}
+}
+
+function queryable(target: Pool | PoolClient): Queryable {
+  return {
+    async query<R = Row>(statement: Sql, options?: QueryOptions) {
+      return (await target.query(config(statement, options))).rows as R[]
+    },
+    async execute(statement: Sql, options?: QueryOptions) {
+      return (await target.query(config(statement, options))).rowCount ?? 0
+    },
+  }
+}
+
+export async function openPostgres(url: string, options: OpenOptions = {}): Promise<Db> {
+  checkNetworkUrl(url)
+  const pg = (await import('pg')).default
+  const INT8 = 20
+  const types = {
+    getTypeParser: (oid: number, format?: string) =>
+      oid === INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text'),
+  }
+  const pool = new pg.Pool({
+    connectionString: url.replace(/^postgresql:/i, 'postgres:'),
+    max: options.poolSize ?? 4,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+    statement_timeout: options.statementTimeoutMs,
+    types,
+    application_name: 'outbox',
+  })
+  // An idle client losing its connection (server restart, pg_terminate_backend) must not
+  // crash the process; the next query gets a fresh connection.
+  pool.on('error', () => {})
+  const base = queryable(pool)
+  let kysely: Awaited<ReturnType<Db['kysely']>> | undefined
+  const db: Db = {
+    dialect: postgres,
+    safeUrl: redactUrl(url),
+    ...base,
+    async transaction(fn) {
+      const client = await pool.connect()
+      try {
+        await client.query('BEGIN')
+        const result = await fn(queryable(client))
+        await client.query('COMMIT')
+        client.release()
+        return result
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {})
+        client.release(true)
+        throw error
+      }
+    },
+    async kysely() {
+      if (!kysely) {
+        const {Kysely, PostgresDialect} = await import('kysely')
+        kysely = new Kysely<any>({dialect: new PostgresDialect({pool: pool as never})})
+      }
+      return kysely
+    },
+    async close() {
+      await pool.end()
+    },
+  }
+  // Fail now on a bad URL, login or database rather than at the first real query.
+  await pool.query('SELECT 1')
+  return db
+}

@@ -1,0 +1,91 @@
+// SQLite through better-sqlite3: WAL, a modest busy timeout (it blocks the event loop), a
+// statement cache, and a mutex so nothing else runs on the connection inside a transaction.
+import type BetterSqlite3 from 'better-sqlite3'
+import type {Sql} from '../../dialects/index.js'
+import {sqlite as dialect} from '../../dialects/sqlite.js'
+import {redactUrl} from '../config.js'
+import {sqlitePath} from './url.js'
+import type {Db, OpenOptions, Queryable, Row} from './types.js'
+
+/** Serialises async sections: the connection is single-threaded but our callers are not. */
+class Mutex {
+  private tail: Promise<void> = Promise.resolve()
+  async run<T>(fn: () => Promise<T> | T): Promise<T> {
+    const previous = this.tail
+    let release!: () => void
+    this.tail = new Promise((resolve) => (release = resolve))
+    await previous
+    try {
+      return await fn()
+    } finally {
+      release()
+    }
+  }
+}
+
+function bind(params: unknown[]): unknown[] {
+  // better-sqlite3 binds numbers, strings, bigints, buffers and null; booleans become 0/1.
+  return params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p === undefined ? null : p instanceof Date ? p.toISOString() : p))
+}
+
+export async function openSqlite(url: string, options: OpenOptions = {}): Promise<Db> {
+  const Database = (await import('better-sqlite3')).default
+  const database: BetterSqlite3.Database = new Database(sqlitePath(url), {timeout: options.busyTimeoutMs ?? 5000})
+  database.pragma('journal_mode = WAL')
+  // NORMAL is durable across process crashes in WAL mode; a lost mark after power loss only
+  // means a resend, which consumers dedupe.
+  database.pragma('synchronous = NORMAL')
+  const cache = new Map<string, BetterSqlite3.Statement>()
+  function prepared(text: string) {
+    let statement = cache.get(text)
+    if (!statement) {
+      statement = database.prepare(text)
+      if (cache.size > 500) cache.clear()
+      cache.set(text, statement)
+    }
+    return statement
+  }
+  const direct: Queryable = {
+    async query<R = Row>(statement: Sql) {
+      const {text, params} = dialect.compile(statement)
+      const s = prepared(text)
+      return (s.reader ? s.all(...bind(params)) : (s.run(...bind(params)), [])) as R[]
+    },
+    async execute(statement: Sql) {
+      const {text, params} = dialect.compile(statement)
+      const s = prepared(text)
+      if (s.reader) return s.all(...bind(params)).length
+      return s.run(...bind(params)).changes
+    },
+  }
+  const mutex = new Mutex()
+  let kysely: Awaited<ReturnType<Db['kysely']>> | undefined
+  return {
+    dialect,
+    safeUrl: redactUrl(url),
+    query: (statement, options) => mutex.run(() => direct.query(statement, options)),
+    execute: (statement, options) => mutex.run(() => direct.execute(statement, options)),
+    transaction: (fn, options) =>
+      mutex.run(async () => {
+        database.exec(options?.immediate === false ? 'BEGIN' : 'BEGIN IMMEDIATE')
+        try {
+          const result = await fn(direct)
+          database.exec('COMMIT')
+          return result
+        } catch (error) {
+          if (database.inTransaction) database.exec('ROLLBACK')
+          throw error
+        }
+      }),
+    async kysely() {
+      if (!kysely) {
+        const {Kysely, SqliteDialect} = await import('kysely')
+        kysely = new Kysely<any>({dialect: new SqliteDialect({database})})
+      }
+      return kysely
+    },
+    async close() {
+      database.close()
+    },
+  }
+}

@@ -1,0 +1,42 @@
+import type {Kysely} from 'kysely'
+import type {Dialect, Sql} from '../../dialects/index.js'
+
+export type Row = Record<string, unknown>
+
+export interface QueryOptions {
+  /** reuse a server-side prepared statement (hot paths: claim, mark) */
+  prepare?: boolean
+}
+
+export interface Queryable {
+  query<R = Row>(statement: Sql, options?: QueryOptions): Promise<R[]>
+  /** rows changed by an INSERT/UPDATE/DELETE */
+  execute(statement: Sql, options?: QueryOptions): Promise<number>
+}
+
+export interface TransactionOptions {
+  /** SQLite: BEGIN IMMEDIATE takes the write lock up front (default true) */
+  immediate?: boolean
+}
+
+export interface Db extends Queryable {
+  readonly dialect: Dialect
+  /** the URL with its password masked */
+  readonly safeUrl: string
+  /** one transaction on one connection; committed when fn resolves, rolled back when it throws */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T>
+  /** a Kysely instance over the same pool, for portable queries */
+  kysely(): Promise<Kysely<any>>
+  close(): Promise<void>
+}
+
+export interface OpenOptions {
+  /** pool size (default 4) */
+  poolSize?: number
+  /** connect timeout (default 10s) */
+  connectTimeoutMs?: number
+  /** per-statement timeout on the server, where supported (default none) */
+  statementTimeoutMs?: number
+  /** SQLite busy timeout (default 5s) */
+  busyTimeoutMs?: number
+}

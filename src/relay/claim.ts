@@ -1,0 +1,67 @@
+// Runs the dialect's claim / mark / retry / release statements. The relay, `outbox verify`
+// and the tests all go through here, so there is one copy of this SQL: dialects/.
+import type {ClaimOptions, RetryInput, TableNames} from '../../dialects/index.js'
+import type {Db, Row} from '../db/index.js'
+
+export interface ClaimedEvent {
+  id: string
+  eventType: string
+  aggregateType: string | null
+  aggregateId: string
+  aggregateVersion: number | null
+  /** the payload's JSON text, as stored: publishers forward it without re-serialising */
+  payload: string
+  headers: string | null
+  createdAt: Date
+  /** attempts including this one */
+  attempts: number
+}
+
+export async function claimBatch(db: Db, names: TableNames, options: ClaimOptions): Promise<ClaimedEvent[]> {
+  const plan = db.dialect.claim(names, options)
+  let rows: Row[]
+  if (plan.kind === 'update-returning') {
+    rows = await db.query(plan.statement, {prepare: true})
+  } else {
+    // plan.session (READ COMMITTED) is applied once per connection by the MySQL driver.
+    rows = await db.transaction(async (tx) => {
+      const locked = await tx.query(plan.lock, {prepare: true})
+      if (locked.length > 0) await tx.execute(plan.update(locked.map((r) => String(r.id))))
+      return locked
+    })
+  }
+  const events = rows.map((row) => toEvent(db, row))
+  // RETURNING order is not guaranteed (SQLite: arbitrary); publish oldest first.
+  events.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  return events
+}
+
+function toEvent(db: Db, row: Row): ClaimedEvent {
+  return {
+    id: String(row.id),
+    eventType: String(row.event_type),
+    aggregateType: row.aggregate_type == null ? null : String(row.aggregate_type),
+    aggregateId: String(row.aggregate_id),
+    aggregateVersion: row.aggregate_version == null ? null : Number(row.aggregate_version),
+    payload: typeof row.payload === 'string' ? row.payload : JSON.stringify(row.payload),
+    headers: row.headers == null ? null : typeof row.headers === 'string' ? row.headers : JSON.stringify(row.headers),
+    createdAt: db.dialect.parseTime(row.created_at) as Date,
+    attempts: Number(row.attempts),
+  }
+}
+
+/** One UPDATE for a batch's successes; returns how many rows it marked. */
+export async function markPublished(db: Db, names: TableNames, ids: string[]): Promise<number> {
+  if (ids.length === 0) return 0
+  return db.execute(db.dialect.markPublished(names, ids), {prepare: db.dialect.name !== 'mysql'})
+}
+
+/** Releases with backoff, or fails the event once it reached maxAttempts. False when the lease was lost. */
+export async function retryEvent(db: Db, names: TableNames, input: RetryInput): Promise<boolean> {
+  return (await db.execute(db.dialect.retry(names, input), {prepare: true})) > 0
+}
+
+export async function releaseLeases(db: Db, names: TableNames, ids: string[], owner: string): Promise<number> {
+  if (ids.length === 0) return 0
+  return db.execute(db.dialect.release(names, ids, owner))
+}

@@ -1,0 +1,52 @@
+// `outbox sql ...`: the relay's own statements, printed inlined (runnable) or parameterised.
+import type {ClaimOptions, Dialect, RetryInput, TableNames} from '../dialects/index.js'
+import type {Sql} from '../dialects/index.js'
+
+export type SqlStyle = 'inline' | 'params'
+
+export interface PrintedStatement {
+  sql: string
+  params?: unknown[]
+}
+
+function print(dialect: Dialect, statements: Sql[], style: SqlStyle): PrintedStatement[] {
+  return statements.map((s) => {
+    if (style === 'inline') return {sql: dialect.inline(s) + ';'}
+    const {text, params} = dialect.compile(s)
+    return {sql: text + ';', params}
+  })
+}
+
+/** The claim exactly as the relay runs it. MySQL: the whole transaction. */
+export function claimSql(dialect: Dialect, names: TableNames, options: ClaimOptions, style: SqlStyle): PrintedStatement[] {
+  if (style === 'inline') return [{sql: dialect.claimScript(names, options)}]
+  const plan = dialect.claim(names, options)
+  if (plan.kind === 'update-returning') return print(dialect, [plan.statement], style)
+  const placeholderIds = ['<id 1>', '<id 2>']
+  return [
+    ...print(dialect, plan.session, style),
+    {sql: 'START TRANSACTION;'},
+    ...print(dialect, [plan.lock, plan.update(placeholderIds)], style),
+    {sql: 'COMMIT;'},
+  ]
+}
+
+export function markPublishedSql(dialect: Dialect, names: TableNames, ids: string[], style: SqlStyle): PrintedStatement[] {
+  return print(dialect, [dialect.markPublished(names, ids)], style)
+}
+
+export function retrySql(dialect: Dialect, names: TableNames, input: RetryInput, style: SqlStyle): PrintedStatement[] {
+  return print(dialect, [dialect.retry(names, input)], style)
+}
+
+export function releaseSql(dialect: Dialect, names: TableNames, ids: string[], owner: string, style: SqlStyle): PrintedStatement[] {
+  return print(dialect, [dialect.release(names, ids, owner)], style)
+}
+
+export function renderStatements(statements: PrintedStatement[]): string {
+  return (
+    statements
+      .map((s) => (s.params && s.params.length ? `${s.sql}\n-- params: ${JSON.stringify(s.params)}` : s.sql))
+      .join('\n') + '\n'
+  )
+}
