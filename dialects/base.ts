@@ -71,3 +71,8 @@ export function idList(ids: readonly string[]): Sql {
   if (ids.length === 0) return sql`NULL`
   return join(ids.map((id) => sql`${id}`))
 }
+
+/** Same-aggregate match where aggregate_type may be NULL on both sides. */
+export function sameAggregateType(aggregateType: string | null): Sql {
+  return aggregateType === null ? sql`aggregate_type IS NULL` : sql`aggregate_type = ${aggregateType}`
+}

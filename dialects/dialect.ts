@@ -64,6 +64,14 @@ export interface NewEventRow {
   headers: string | null
 }
 
+export interface InboxRow {
+  consumer: string
+  eventId: string
+  aggregateType: string | null
+  aggregateId: string | null
+  aggregateVersion: number | null
+}
+
 /** Column list the relay reads for a claimed event. */
 export const EVENT_COLUMNS = [
   'id',
@@ -108,6 +116,15 @@ export interface Dialect {
   /** give back leases that were claimed but not sent (graceful stop) */
   release(names: TableNames, ids: string[], owner: string): Sql
   insertEvent(names: TableNames, row: NewEventRow): Sql
+  /** PostgreSQL only: a NOTIFY sent at commit that wakes listening relays (a hint; polling stays the truth) */
+  notify?(channel: string): Sql
+  /** the LISTEN statement matching notify() */
+  listen?(channel: string): Sql
+
+  /** record (consumer, event id) in the inbox; affects 0 rows when it was already there */
+  inboxInsert(names: TableNames, row: InboxRow): Sql
+  /** highest aggregate_version this consumer has applied for the aggregate (column max_version) */
+  inboxMaxVersion(names: TableNames, consumer: string, aggregateType: string | null, aggregateId: string): Sql
 
   /** server version string and whether it supports SKIP LOCKED */
   serverVersion(): Sql

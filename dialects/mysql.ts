@@ -1,8 +1,8 @@
 // MySQL 8.0.1+ and MariaDB 10.6+: SKIP LOCKED only on SELECT, no UPDATE ... RETURNING, no
 // same-table subquery in UPDATE. So the claim is two statements in one READ COMMITTED
 // transaction: lock the ids with SELECT ... FOR UPDATE SKIP LOCKED, then UPDATE by id.
-import {batchLimit, claimablePredicate, commonLiteral, idList, indexNames, orderingPredicate, quoteString} from './base.js'
-import type {ClaimOptions, Dialect, DdlOptions, DdlStatement, NewEventRow, RetryInput, TableNames} from './dialect.js'
+import {batchLimit, claimablePredicate, commonLiteral, idList, indexNames, orderingPredicate, quoteString, sameAggregateType} from './base.js'
+import type {ClaimOptions, Dialect, DdlOptions, DdlStatement, InboxRow, NewEventRow, RetryInput, TableNames} from './dialect.js'
 import {compile, inline, raw, sql, type Sql} from './sql.js'
 
 // DATETIME(6) holding UTC: UTC_TIMESTAMP does not depend on the session time zone.
@@ -191,6 +191,14 @@ WHERE id IN (${idList(ids)}) AND lease_owner = ${owner} AND published_at IS NULL
   insertEvent: (names, row: NewEventRow) =>
     sql`INSERT INTO ${raw(table(names, 'outbox'))} (id, event_type, aggregate_type, aggregate_id, aggregate_version, payload, headers, created_at)
 VALUES (${row.id}, ${row.eventType}, ${row.aggregateType}, ${row.aggregateId}, ${row.aggregateVersion}, ${row.payload}, ${row.headers}, ${raw(NOW)})`,
+  // Not INSERT IGNORE: that would also turn real errors (bad values) into warnings.
+  inboxInsert: (names, row: InboxRow) =>
+    sql`INSERT INTO ${raw(table(names, 'inbox'))} (consumer, event_id, aggregate_type, aggregate_id, aggregate_version, processed_at)
+VALUES (${row.consumer}, ${row.eventId}, ${row.aggregateType}, ${row.aggregateId}, ${row.aggregateVersion}, ${raw(NOW)})
+ON DUPLICATE KEY UPDATE event_id = event_id`,
+  inboxMaxVersion: (names, consumer, aggregateType, aggregateId) =>
+    sql`SELECT MAX(aggregate_version) AS max_version FROM ${raw(table(names, 'inbox'))}
+WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggregateType(aggregateType)}`,
   serverVersion: () => sql`SELECT VERSION() AS version`,
   supportsSkipLocked: (version) => {
     const [major, minor, patch] = version.split(/[.-]/).map(Number)

@@ -1,6 +1,6 @@
 // PostgreSQL 9.5+: FOR UPDATE SKIP LOCKED in a MATERIALIZED CTE, partial pending index.
-import {batchLimit, claimablePredicate, commonLiteral, indexNames, orderingPredicate, quoteString} from './base.js'
-import type {ClaimOptions, Dialect, DdlOptions, DdlStatement, NewEventRow, RetryInput, TableNames} from './dialect.js'
+import {batchLimit, claimablePredicate, commonLiteral, indexNames, orderingPredicate, quoteString, sameAggregateType} from './base.js'
+import type {ClaimOptions, Dialect, DdlOptions, DdlStatement, InboxRow, NewEventRow, RetryInput, TableNames} from './dialect.js'
 import {compile, inline, raw, sql, type Sql} from './sql.js'
 
 const NOW = 'now()'
@@ -168,6 +168,15 @@ WHERE id = ANY(${ids}::uuid[]) AND lease_owner = ${owner} AND published_at IS NU
   insertEvent: (names, row: NewEventRow) =>
     sql`INSERT INTO ${raw(table(names, 'outbox'))} (id, event_type, aggregate_type, aggregate_id, aggregate_version, payload, headers, created_at)
 VALUES (${row.id}::uuid, ${row.eventType}, ${row.aggregateType}, ${row.aggregateId}, ${row.aggregateVersion}::bigint, ${row.payload}::jsonb, ${row.headers}::jsonb, clock_timestamp())`,
+  notify: (channel) => sql`SELECT pg_notify(${channel}, '')`,
+  listen: (channel) => sql`LISTEN ${raw(quoteIdent(channel))}`,
+  inboxInsert: (names, row: InboxRow) =>
+    sql`INSERT INTO ${raw(table(names, 'inbox'))} (consumer, event_id, aggregate_type, aggregate_id, aggregate_version)
+VALUES (${row.consumer}, ${row.eventId}::uuid, ${row.aggregateType}, ${row.aggregateId}, ${row.aggregateVersion}::bigint)
+ON CONFLICT (consumer, event_id) DO NOTHING`,
+  inboxMaxVersion: (names, consumer, aggregateType, aggregateId) =>
+    sql`SELECT max(aggregate_version) AS max_version FROM ${raw(table(names, 'inbox'))}
+WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggregateType(aggregateType)}`,
   serverVersion: () => sql`SELECT current_setting('server_version') AS version`,
   supportsSkipLocked: (version) => {
     const [major, minor] = version.split(/[.\s]/).map(Number)

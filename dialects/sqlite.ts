@@ -1,8 +1,8 @@
 // SQLite 3.35+: one writer at a time and no row locks, so the claim is a single
 // UPDATE ... WHERE id IN (SELECT ... LIMIT n) RETURNING, which is atomic on its own.
 // Times are ISO-8601 UTC text with milliseconds, which sorts and compares as text.
-import {batchLimit, claimablePredicate, commonLiteral, indexNames, orderingPredicate, quoteString} from './base.js'
-import type {ClaimOptions, Dialect, DdlOptions, DdlStatement, NewEventRow, RetryInput, TableNames} from './dialect.js'
+import {batchLimit, claimablePredicate, commonLiteral, indexNames, orderingPredicate, quoteString, sameAggregateType} from './base.js'
+import type {ClaimOptions, Dialect, DdlOptions, DdlStatement, InboxRow, NewEventRow, RetryInput, TableNames} from './dialect.js'
 import {compile, inline, raw, sql, type Sql} from './sql.js'
 
 const NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
@@ -156,6 +156,13 @@ WHERE id IN (SELECT value FROM json_each(${idsJson(ids)})) AND lease_owner = ${o
   insertEvent: (names, row: NewEventRow) =>
     sql`INSERT INTO ${raw(table(names, 'outbox'))} (id, event_type, aggregate_type, aggregate_id, aggregate_version, payload, headers, created_at)
 VALUES (${row.id}, ${row.eventType}, ${row.aggregateType}, ${row.aggregateId}, ${row.aggregateVersion}, ${row.payload}, ${row.headers}, ${raw(NOW)})`,
+  inboxInsert: (names, row: InboxRow) =>
+    sql`INSERT INTO ${raw(table(names, 'inbox'))} (consumer, event_id, aggregate_type, aggregate_id, aggregate_version)
+VALUES (${row.consumer}, ${row.eventId}, ${row.aggregateType}, ${row.aggregateId}, ${row.aggregateVersion})
+ON CONFLICT (consumer, event_id) DO NOTHING`,
+  inboxMaxVersion: (names, consumer, aggregateType, aggregateId) =>
+    sql`SELECT max(aggregate_version) AS max_version FROM ${raw(table(names, 'inbox'))}
+WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggregateType(aggregateType)}`,
   serverVersion: () => sql`SELECT sqlite_version() AS version`,
   supportsSkipLocked: () => false,
 }

@@ -40,6 +40,8 @@ export async function openMysql(url: string, options: OpenOptions = {}): Promise
     supportBigNumbers: true,
     decimalNumbers: true,
     multipleStatements: false,
+    // affectedRows counts changed rows, not matched ones: a duplicate inbox insert reads as 0
+    flags: ['-FOUND_ROWS'],
   })
   callbackPool.on('connection', (connection) => {
     connection.query(READ_COMMITTED)

@@ -1,0 +1,58 @@
+// Named failpoints: OUTBOX_FAILPOINTS="relay.after-send=kill" (or "=kill@3" for the 3rd hit).
+// A process that hits an armed failpoint SIGKILLs itself: no cleanup, no finally, a crash.
+// Unarmed, a failpoint costs one Map lookup.
+import {writeSync} from 'node:fs'
+
+export const STEPS = [
+  'producer.before-commit',
+  'producer.after-commit',
+  'relay.after-claim',
+  'relay.mid-batch',
+  'relay.after-send',
+  'relay.after-mark',
+  'consumer.before-commit',
+  'consumer.after-commit',
+] as const
+
+export type Step = (typeof STEPS)[number]
+
+interface Armed {
+  action: 'kill'
+  /** fire on this hit (1-based) */
+  hit: number
+  seen: number
+}
+
+function parse(spec: string | undefined): Map<string, Armed> {
+  const armed = new Map<string, Armed>()
+  if (!spec) return armed
+  for (const part of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const m = /^([a-z]+\.[a-z-]+)=(kill)(?:@(\d+))?$/.exec(part)
+    if (!m) throw new Error(`OUTBOX_FAILPOINTS: cannot parse ${JSON.stringify(part)} (expected step=kill or step=kill@N)`)
+    armed.set(m[1], {action: 'kill', hit: m[3] ? Number(m[3]) : 1, seen: 0})
+  }
+  return armed
+}
+
+let armed = parse(process.env.OUTBOX_FAILPOINTS)
+
+/** Re-read the spec (tests); pass undefined to disarm everything. */
+export function armFailpoints(spec: string | undefined): void {
+  armed = parse(spec)
+}
+
+/** Call at a named step. When armed and due, the process dies here by SIGKILL. */
+export function failpoint(step: Step): void {
+  if (armed.size === 0) return
+  const point = armed.get(step)
+  if (!point) return
+  point.seen++
+  if (point.seen === point.hit) {
+    // Tell the harness which step fired (fd 2 is unbuffered for a sync write), then die.
+    try {
+      writeSync(2, `outbox-failpoint ${step}\n`)
+    } catch {}
+    process.kill(process.pid, 'SIGKILL')
+  }
+}
+

@@ -1,0 +1,67 @@
+// Idempotent consumption: in one local transaction, record (consumer, event id) in the inbox
+// and apply the effect. A duplicate id is skipped; with checkVersion a stale aggregate
+// version (lower than or equal to one already applied) is recorded but not applied.
+import type {TableNames} from '../dialects/index.js'
+import {failpoint} from './chaos/failpoints.js'
+import type {Db, Queryable} from './db/index.js'
+import {UsageError} from './errors.js'
+import {resolveTables} from './schema.js'
+
+export type ConsumeOutcome = 'applied' | 'duplicate' | 'stale'
+
+export interface ConsumedEvent {
+  id: string
+  aggregateType?: string | null
+  aggregateId?: string | null
+  aggregateVersion?: number | null
+}
+
+export interface ConsumerOptions {
+  /** the consumer's name: dedupe is per (consumer, event id) */
+  consumer: string
+  tables?: Partial<TableNames>
+  /** skip events whose aggregate_version is not newer than the last one applied */
+  checkVersion?: boolean
+}
+
+export class Consumer {
+  private readonly names: TableNames
+
+  constructor(
+    private readonly db: Db,
+    private readonly options: ConsumerOptions,
+  ) {
+    if (!options.consumer) throw new UsageError('consumer name is required', "e.g. new Consumer(db, {consumer: 'inventory'})")
+    const t = options.tables ?? {}
+    this.names = resolveTables({table: t.outbox, inboxTable: t.inbox, archiveTable: t.archive, schema: t.schema}, db.dialect)
+  }
+
+  /** Runs `effect` at most once per event id for this consumer, atomically with the inbox row. */
+  async handle(event: ConsumedEvent, effect: (tx: Queryable) => Promise<void>): Promise<ConsumeOutcome> {
+    const {dialect} = this.db
+    const version = event.aggregateVersion ?? null
+    return this.db.transaction(async (tx) => {
+      let stale = false
+      if (this.options.checkVersion && version !== null && event.aggregateId) {
+        const [row] = await tx.query<{max_version: number | string | null}>(
+          dialect.inboxMaxVersion(this.names, this.options.consumer, event.aggregateType ?? null, event.aggregateId),
+        )
+        stale = row?.max_version != null && Number(row.max_version) >= version
+      }
+      const inserted = await tx.execute(
+        dialect.inboxInsert(this.names, {
+          consumer: this.options.consumer,
+          eventId: event.id,
+          aggregateType: event.aggregateType ?? null,
+          aggregateId: event.aggregateId ?? null,
+          aggregateVersion: version,
+        }),
+      )
+      if (inserted === 0) return 'duplicate'
+      if (stale) return 'stale'
+      await effect(tx)
+      failpoint('consumer.before-commit')
+      return 'applied'
+    })
+  }
+}

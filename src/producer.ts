@@ -1,0 +1,105 @@
+// Write an event inside the caller's own transaction. Never commits: that is the caller's.
+import type {Dialect, DialectName, TableNames} from '../dialects/index.js'
+import {DIALECTS} from '../dialects/index.js'
+import {UsageError} from './errors.js'
+import {serialiseHeaders, serialisePayload} from './payload.js'
+import {resolveTables} from './schema.js'
+import {isUuid, uuidv7} from './uuid.js'
+
+export interface NewEvent {
+  eventType: string
+  aggregateId: string
+  payload: unknown
+  aggregateType?: string | null
+  aggregateVersion?: number | null
+  /** e.g. W3C traceparent / tracestate */
+  headers?: Record<string, string> | null
+  /** your own id (a UUID); default: a time-ordered UUID v7 */
+  id?: string
+}
+
+export interface ProducerOptions {
+  /** default: detected from the executor */
+  dialect?: DialectName
+  tables?: Partial<TableNames>
+  maxPayloadBytes?: number
+  /** PostgreSQL: NOTIFY listening relays at commit (default true on PostgreSQL) */
+  notify?: boolean
+}
+
+/** A pg Client / PoolClient, a mysql2 (promise) connection, or a Kysely transaction. */
+export type Executor = object
+
+type Run = (text: string, params: unknown[]) => Promise<unknown>
+
+function asFunction(target: object, name: string): ((...args: unknown[]) => unknown) | undefined {
+  const f = (target as Record<string, unknown>)[name]
+  return typeof f === 'function' ? (f as (...args: unknown[]) => unknown).bind(target) : undefined
+}
+
+/** Detects the executor's kind; returns how to run SQL on it and its dialect. */
+function adapt(executor: Executor, wanted?: DialectName): {run: Run; dialect: DialectName} {
+  const executeQuery = asFunction(executor, 'executeQuery')
+  if (executeQuery && asFunction(executor, 'selectFrom')) {
+    const adapter = (asFunction(executor, 'getExecutor')?.() as {adapter?: object} | undefined)?.adapter
+    const kind = adapter?.constructor.name.toLowerCase() ?? ''
+    const dialect = wanted ?? (kind.includes('postgres') ? 'postgres' : kind.includes('mysql') ? 'mysql' : kind.includes('sqlite') ? 'sqlite' : undefined)
+    if (!dialect) throw new UsageError('cannot tell the Kysely dialect', "Pass {dialect: 'postgres' | 'mysql' | 'sqlite'}")
+    return {dialect, run: (text, params) => executeQuery({sql: text, parameters: params, query: {kind: 'RawNode'}, queryId: {queryId: 'outbox'}}) as Promise<unknown>}
+  }
+  const query = asFunction(executor, 'query')
+  if (query && asFunction(executor, 'escapeIdentifier')) return {dialect: 'postgres', run: (text, values) => query({text, values}) as Promise<unknown>}
+  const execute = asFunction(executor, 'execute')
+  if (execute && query) return {dialect: wanted ?? 'mysql', run: (text, params) => execute(text, params) as Promise<unknown>}
+  if (asFunction(executor, 'prepare') && asFunction(executor, 'pragma')) {
+    throw new UsageError('better-sqlite3 is synchronous', 'Use writeEventSync(database, event) inside database.transaction(...)')
+  }
+  throw new UsageError('unsupported executor', 'Pass a pg client, a mysql2/promise connection, a Kysely transaction, or use writeEventSync for better-sqlite3')
+}
+
+function statements(dialect: Dialect, event: NewEvent, options: ProducerOptions) {
+  if (typeof event?.eventType !== 'string' || event.eventType === '') throw new UsageError('eventType is required', "e.g. 'order.created'")
+  if (typeof event.aggregateId !== 'string' || event.aggregateId === '') throw new UsageError('aggregateId is required', 'Pass the id of the entity the event is about')
+  if (event.aggregateVersion != null && !Number.isSafeInteger(event.aggregateVersion)) throw new UsageError('aggregateVersion must be an integer', 'e.g. 1, 2, 3')
+  const id = event.id ?? uuidv7()
+  if (!isUuid(id)) throw new UsageError(`event id ${JSON.stringify(id)} is not a UUID`, 'Omit id to get a UUID v7')
+  const names = resolveTables({table: options.tables?.outbox, inboxTable: options.tables?.inbox, archiveTable: options.tables?.archive, schema: options.tables?.schema}, dialect)
+  const insert = dialect.compile(
+    dialect.insertEvent(names, {
+      id,
+      eventType: event.eventType,
+      aggregateType: event.aggregateType ?? null,
+      aggregateId: event.aggregateId,
+      aggregateVersion: event.aggregateVersion ?? null,
+      payload: serialisePayload(event.payload, dialect.name, options.maxPayloadBytes),
+      headers: serialiseHeaders(event.headers),
+    }),
+  )
+  const notify = dialect.notify && options.notify !== false ? dialect.compile(dialect.notify(notifyChannel(names))) : undefined
+  return {id, insert, notify}
+}
+
+/** The NOTIFY channel relays listen on for a table. */
+export function notifyChannel(names: TableNames): string {
+  return names.schema ? `${names.schema}.${names.outbox}` : names.outbox
+}
+
+/** Inserts the event with the caller's executor, inside the caller's transaction. Returns its id. */
+export async function writeEvent(executor: Executor, event: NewEvent, options: ProducerOptions = {}): Promise<string> {
+  const {run, dialect} = adapt(executor, options.dialect)
+  const {id, insert, notify} = statements(DIALECTS[dialect], event, options)
+  await run(insert.text, insert.params)
+  if (notify) await run(notify.text, notify.params)
+  return id
+}
+
+interface SqliteDatabase {
+  prepare(text: string): {run(...params: unknown[]): unknown}
+}
+
+/** better-sqlite3 is synchronous: call this inside `database.transaction(() => ...)`. */
+export function writeEventSync(database: SqliteDatabase, event: NewEvent, options: Omit<ProducerOptions, 'dialect' | 'notify'> = {}): string {
+  const {id, insert} = statements(DIALECTS.sqlite, event, options)
+  database.prepare(insert.text).run(...insert.params)
+  return id
+}

@@ -1,0 +1,19 @@
+// The one small interface every broker adapter implements.
+import type {ClaimedEvent} from '../relay/claim.js'
+
+export type PublishResult =
+  | {ok: true}
+  /** retryable: backoff, then try again (broker down, 429/5xx, timeout) */
+  | {ok: false; error: string; permanent?: false}
+  /** permanent: fail the event now (e.g. HTTP 4xx), with the response recorded */
+  | {ok: false; error: string; permanent: true}
+
+export interface Publisher {
+  readonly name: string
+  /**
+   * Sends a batch, oldest first; one result per event, in the same order. Must only report
+   * ok for events the broker acknowledged. A failure of one event must not stop the rest.
+   */
+  publish(events: readonly ClaimedEvent[]): Promise<PublishResult[]>
+  close(): Promise<void>
+}
