@@ -3,6 +3,7 @@ import {defineConfig} from 'vitest/config'
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    reporters: ['default', './test/helpers/summary-reporter.ts'],
     // forks: better-sqlite3 and the drivers' sockets are happiest in their own process
     pool: 'forks',
     testTimeout: 60_000,
