@@ -13,3 +13,11 @@ export {Consumer, type ConsumeOutcome, type ConsumedEvent, type ConsumerOptions}
 export {serialisePayload, DIALECT_PAYLOAD_LIMIT, DEFAULT_MAX_PAYLOAD_BYTES, PayloadError} from './payload.js'
 export {uuidv7} from './uuid.js'
 export type {Publisher, PublishResult} from './publishers/types.js'
+// Relay and publishers (issue 3)
+export {Relay, type RelayOptions, type RelayLogger, type DrainResult} from './relay/relay.js'
+export {backoffDelay, DEFAULT_BACKOFF, type Backoff} from './relay/backoff.js'
+export {RelayMetrics} from './relay/metrics.js'
+export {defaultOwner} from './relay/owner.js'
+export {createPublisher, PUBLISHER_NAMES, type PublisherName, type PublisherOptionsByName} from './publishers/index.js'
+export {HttpPublisher, type HttpPublisherOptions, type CloudEventsMode} from './publishers/http.js'
+export {StdoutPublisher, type StdoutPublisherOptions} from './publishers/stdout.js'
