@@ -13,3 +13,6 @@ export {Consumer, type ConsumeOutcome, type ConsumedEvent, type ConsumerOptions}
 export {serialisePayload, DIALECT_PAYLOAD_LIMIT, DEFAULT_MAX_PAYLOAD_BYTES, PayloadError} from './payload.js'
 export {uuidv7} from './uuid.js'
 export type {Publisher, PublishResult} from './publishers/types.js'
+export {claimOn} from './relay/claim.js'
+export {verify, CHECKS as VERIFY_CHECKS} from './verify/run.js'
+export type {CheckResult, CheckStatus, VerifyOptions, VerifyReport} from './verify/types.js'
