@@ -129,4 +129,12 @@ export interface Dialect {
   /** server version string and whether it supports SKIP LOCKED */
   serverVersion(): Sql
   supportsSkipLocked(version: string): boolean
+
+  // --- relay (issue 3) ---
+  /**
+   * One row {pending, failed, oldest_pending_seconds}: unpublished-and-not-failed events,
+   * failed events, and the age of the oldest pending one by the database clock (NULL if none).
+   * Served to `outbox relay --metrics-port` and its --once exit code.
+   */
+  relayBacklog(names: TableNames): Sql
 }

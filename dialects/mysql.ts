@@ -205,4 +205,9 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
     if (/mariadb/i.test(version)) return major > 10 || (major === 10 && minor >= 6)
     return major > 8 || (major === 8 && (minor > 0 || patch >= 1))
   },
+  // --- relay (issue 3) ---
+  relayBacklog: (names) =>
+    sql`SELECT COALESCE(SUM(failed_at IS NULL), 0) AS pending, COALESCE(SUM(failed_at IS NOT NULL), 0) AS failed,
+  TIMESTAMPDIFF(MICROSECOND, MIN(CASE WHEN failed_at IS NULL THEN created_at END), ${raw(NOW)}) / 1000000 AS oldest_pending_seconds
+FROM ${raw(table(names, 'outbox'))} WHERE published_at IS NULL`,
 }

@@ -182,5 +182,10 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
     const [major, minor] = version.split(/[.\s]/).map(Number)
     return major > 9 || (major === 9 && minor >= 5)
   },
+  // --- relay (issue 3) ---
+  relayBacklog: (names) =>
+    sql`SELECT count(*) FILTER (WHERE failed_at IS NULL) AS pending, count(*) FILTER (WHERE failed_at IS NOT NULL) AS failed,
+  extract(epoch FROM ${raw(NOW)} - min(created_at) FILTER (WHERE failed_at IS NULL))::double precision AS oldest_pending_seconds
+FROM ${raw(table(names, 'outbox'))} WHERE published_at IS NULL`,
 }
 

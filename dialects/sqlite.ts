@@ -165,4 +165,9 @@ ON CONFLICT (consumer, event_id) DO NOTHING`,
 WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggregateType(aggregateType)}`,
   serverVersion: () => sql`SELECT sqlite_version() AS version`,
   supportsSkipLocked: () => false,
+  // --- relay (issue 3) ---
+  relayBacklog: (names) =>
+    sql`SELECT coalesce(sum(failed_at IS NULL), 0) AS pending, coalesce(sum(failed_at IS NOT NULL), 0) AS failed,
+  (julianday('now') - julianday(min(CASE WHEN failed_at IS NULL THEN created_at END))) * 86400.0 AS oldest_pending_seconds
+FROM ${raw(table(names, 'outbox'))} WHERE published_at IS NULL`,
 }

@@ -24,3 +24,7 @@ export {StdoutPublisher, type StdoutPublisherOptions} from './publishers/stdout.
 export {AmqpPublisher, type AmqpPublisherOptions} from './publishers/amqp.js'
 export {NatsPublisher, type NatsPublisherOptions} from './publishers/nats.js'
 export {RedisPublisher, type RedisPublisherOptions} from './publishers/redis.js'
+export {runRelayService, type RelayServiceOptions, type RelayServiceResult} from './relay/service.js'
+export {relayBacklog, type Backlog} from './relay/backlog.js'
+export {createLogger, type LogFormat, type LoggerOptions} from './relay/logger.js'
+export {serveMetrics, type MetricsServer} from './relay/metrics-server.js'

@@ -221,10 +221,14 @@ export class Relay {
     failpoint('relay.after-mark')
     const ms = performance.now() - started
     this.metrics.observeBatch(ms / 1000)
-    this.logger.info(
-      `batch claimed=${events.length} published=${outcome.published} retried=${outcome.retried} failed=${outcome.failed}${released ? ` released=${released}` : ''} ms=${ms.toFixed(1)}`,
-      {claimed: events.length, ...outcome, released, ms: Math.round(ms * 10) / 10},
-    )
+    this.logger.info('batch', {
+      claimed: events.length,
+      published: outcome.published,
+      retried: outcome.retried,
+      failed: outcome.failed,
+      released: released || undefined,
+      ms: Math.round(ms * 10) / 10,
+    })
     return outcome
   }
 
