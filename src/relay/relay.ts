@@ -114,6 +114,11 @@ export class Relay {
     this.maxErrorLength = options.maxErrorLength ?? 2000
   }
 
+  /** True while a LISTEN connection is attached (PostgreSQL with listen: true). */
+  get listening(): boolean {
+    return this.listener !== undefined
+  }
+
   /** Claims, publishes and settles until nothing is deliverable right now. Database errors reject. */
   async drainOnce(): Promise<DrainResult> {
     const total = emptyResult()
