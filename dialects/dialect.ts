@@ -129,4 +129,13 @@ export interface Dialect {
   /** server version string and whether it supports SKIP LOCKED */
   serverVersion(): Sql
   supportsSkipLocked(version: string): boolean
+
+  // ---- operations (status, failed, replay, archive) ----
+  /** SQL expression: seconds (fractional) from one timestamp expression to another */
+  secondsBetween(from: string, to: string): string
+  /**
+   * SQL expression: a timestamp column as text that, bound back as a parameter, compares
+   * equal to the stored value (full precision), for keyset cursors over (created_at, id).
+   */
+  exactTime(column: string): string
 }

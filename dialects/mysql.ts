@@ -205,4 +205,11 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
     if (/mariadb/i.test(version)) return major > 10 || (major === 10 && minor >= 6)
     return major > 8 || (major === 8 && (minor > 0 || patch >= 1))
   },
+
+  // ---- operations (status, failed, replay, archive) ----
+  // The claim index (published_at, failed_at, created_at, id) already serves status's
+  // pending, failed and published-window ranges: no extra index on this dialect.
+  secondsBetween: (from, to) => `(TIMESTAMPDIFF(MICROSECOND, ${from}, ${to}) / 1000000)`,
+  // mysql2 parses DATETIME(6) into a millisecond Date; the cursor needs the microseconds.
+  exactTime: (column) => `DATE_FORMAT(${column}, '%Y-%m-%d %H:%i:%s.%f')`,
 }
