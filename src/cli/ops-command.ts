@@ -5,6 +5,7 @@ import {Flags} from '@oclif/core'
 import {createInterface} from 'node:readline/promises'
 import {resolveConnection, type ConnectionSettings} from '../config.js'
 import type {Db} from '../db/index.js'
+import type {Progress} from '../ops/batches.js'
 import {UsageError} from '../errors.js'
 import {OutboxCommand} from './base.js'
 import {connectionFlags, tableFlags, tableNamesFrom} from './flags.js'
@@ -54,6 +55,35 @@ export abstract class OpsCommand extends OutboxCommand {
       return /^y(es)?$/i.test(answer.trim())
     } finally {
       rl.close()
+    }
+  }
+
+  /**
+   * The destructive flow: plan (a dry run), print what will be touched, ask on a terminal,
+   * then run with progress on stderr. A dry run, or nothing to do, stops after the plan.
+   */
+  protected async planConfirmRun<R extends {dryRun: boolean}>(
+    flags: {yes: boolean; 'dry-run': boolean},
+    steps: {
+      plan: () => Promise<R>
+      count: (plan: R) => number
+      announce: (plan: R) => string
+      question: (plan: R) => string
+      progressVerb: string
+      run: (plan: R, onProgress: (p: Progress) => void) => Promise<R>
+    },
+  ): Promise<R> {
+    const plan = await steps.plan()
+    const n = steps.count(plan)
+    if (flags['dry-run'] || n === 0) return {...plan, dryRun: flags['dry-run']}
+    process.stderr.write(`${steps.announce(plan)}\n`)
+    if (!(await this.confirm(flags, steps.question(plan)))) throw new UsageError('cancelled', 'Nothing changed')
+    const {progressLine} = await import('../render/progress.js')
+    const progress = progressLine(steps.progressVerb, n)
+    try {
+      return await steps.run(plan, progress.update)
+    } finally {
+      progress.done()
     }
   }
 }

@@ -65,3 +65,16 @@ export async function databaseNow(db: Queryable & {dialect: Db['dialect']}): Pro
 export function num(value: unknown): number {
   return value == null ? 0 : Number(value)
 }
+
+/** A Date as is; text as ISO-8601 or a duration meaning "ago" on the database clock. */
+export async function pointInTime(value: Date | string, flag: string, now: Date): Promise<Date> {
+  if (value instanceof Date) return value
+  const {parseTimePoint} = await import('../time.js')
+  return parseTimePoint(value, flag, now)
+}
+
+/** Keyset position after the last row of a batch: (created_at, id), created_at at full precision. */
+export interface Cursor {
+  at: string
+  id: string
+}

@@ -46,3 +46,12 @@ export async function ids(db: Db, names: TableNames, which: 'outbox' | 'archive'
   const rows = await db.query<{id: string}>(sql`SELECT id FROM ${raw(db.dialect.table(names, which))} WHERE ${raw(where)} ORDER BY id`)
   return rows.map((r) => String(r.id))
 }
+
+/** Every column of every row, for "nothing changed" assertions. */
+export async function snapshot(db: Db, names: TableNames): Promise<string> {
+  const out: unknown[] = []
+  for (const which of ['outbox', 'archive'] as const) {
+    out.push(await db.query(sql`SELECT * FROM ${raw(db.dialect.table(names, which))} ORDER BY id`))
+  }
+  return JSON.stringify(out)
+}
