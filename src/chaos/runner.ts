@@ -90,7 +90,7 @@ export interface RunResult extends Observed {
   ms: number
 }
 
-export interface CaseSummary extends Omit<Observed, 'maxAttempts'> {
+export interface CaseSummary extends Observed {
   case: string
   kind: 'step' | 'scenario'
   runs: number
@@ -251,6 +251,7 @@ function summarise(runs: RunResult[]): CaseSummary[] {
       stuck: sum((r) => r.stuck),
       stale: sum((r) => r.stale),
       failed: sum((r) => r.failed),
+      maxAttempts: Math.max(0, ...rs.map((r) => r.maxAttempts)),
       verdict: violations.length ? 'fail' : rs.every((r) => r.exercised) ? 'pass' : 'not exercised',
       violations,
       notes,
@@ -269,7 +270,8 @@ async function runOne(plan: Plan, s: Settings): Promise<RunResult> {
   }
   const prefix = `chaos_${randomBytes(3).toString('hex')}`
   const t = runTables(prefix)
-  const ops = s.scenario.ops(s.orders)
+  // concurrent relays need enough events for every relay to claim some
+  const ops = s.scenario.ops(plan.scenario === 'concurrent-relays' ? s.orders * 4 : s.orders)
   const ctx = scenarioContext(s.db.dialect, prefix, ops)
   await dropRunTables(s.db, t, s.scenario)
   await createRunTables(s.db, t, s.scenario, ctx)
@@ -344,6 +346,11 @@ async function runOne(plan: Plan, s: Settings): Promise<RunResult> {
     }
     spawnWorker('consumer')
     for (let i = 1; i <= relayCount; i++) spawnWorker(`relay#${i}`)
+    if (plan.scenario === 'concurrent-relays') {
+      // every relay polling before the first event, so they really compete
+      const until = Date.now() + 15_000
+      while ([...workers.values()].some((w) => w.alive && !w.ready) && Date.now() < until) await sleep(20)
+    }
     spawnWorker('producer')
 
     const deadline = started + s.runTimeoutMs

@@ -26,6 +26,7 @@ export class WorkerProcess {
   /** last "op <n>" line: the business op in progress */
   lastOp?: number
   done = false
+  ready = false
   stderr = ''
   private stdoutBuffer = ''
   exit?: WorkerExit
@@ -65,6 +66,7 @@ export class WorkerProcess {
       const op = /^op (\d+)$/.exec(line)
       if (op) this.lastOp = Number(op[1])
       else if (line === 'done') this.done = true
+      else if (line === 'ready') this.ready = true
     }
   }
 
