@@ -43,7 +43,10 @@ The broken strategies (--strategy dual-write-*, --consumer naive) show what a fa
   static override flags = {
     url: Flags.string({description: 'PostgreSQL or MySQL/MariaDB URL, or sqlite:PATH (default: a temporary SQLite file)', helpValue: 'URL'}),
     steps: Flags.string({description: `steps to kill at, comma-separated (default all: ${STEPS.join(', ')})`, helpValue: 'STEP,...'}),
-    scenarios: Flags.string({description: `scenarios beyond kills (default all: ${SCENARIOS.join(', ')}; "none" for kills only)`, helpValue: 'NAME,...'}),
+    scenarios: Flags.string({
+      description: `scenarios beyond kills (default all: ${SCENARIOS.join(', ')}; with --broker only concurrent-relays, the others are staged by the loopback broker; "none" for kills only)`,
+      helpValue: 'NAME,...',
+    }),
     iterations: Flags.integer({description: 'runs per step', default: 1, min: 1}),
     seed: Flags.integer({description: 'makes a run repeatable (chooses which hit of a step is killed); printed with every report', min: 1}),
     strategy: Flags.string({description: 'how the producer publishes (dual-write-* are broken on purpose)', options: [...STRATEGIES], default: 'outbox'}),

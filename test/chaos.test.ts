@@ -2,6 +2,7 @@
 // worker processes. The default matrix on SQLite and both servers must pass; the broken
 // strategies must be caught with counts and witnesses; a step that never fires must fail.
 import {spawnSync} from 'node:child_process'
+import {connect} from 'node:net'
 import {existsSync, mkdtempSync, readFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -121,9 +122,51 @@ describe('outbox chaos with a --scenario module (SQLite)', () => {
   })
 })
 
+const AMQP_URL = process.env.OUTBOX_TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
+const NATS_URL = process.env.OUTBOX_TEST_NATS_URL ?? 'nats://127.0.0.1:4222'
+
+async function reachable(url: string): Promise<boolean> {
+  const u = new URL(url)
+  const up = await new Promise<boolean>((resolve) => {
+    const socket = connect({host: u.hostname, port: Number(u.port)}, () => (socket.end(), resolve(true)))
+    socket.on('error', () => resolve(false))
+    socket.setTimeout(2000, () => (socket.destroy(), resolve(false)))
+  })
+  if (!up && process.env.CI === 'true') throw new Error(`broker required in CI but unreachable at ${url}`)
+  if (!up) console.warn(`[outbox tests] SKIPPING chaos on ${u.protocol} broker: nothing listens at ${u.host}`)
+  return up
+}
+
+describe.skipIf(!(await reachable(AMQP_URL)))('outbox chaos through RabbitMQ (SQLite)', () => {
+  it('every step and concurrent relays through the relay\'s amqp publisher and a queue consumer', {timeout: 180_000}, () => {
+    const {status, report, stderr} = chaos(['--broker', AMQP_URL, '--json'])
+    expect(report, stderr).toBeDefined()
+    expect(report!.cases.map((c) => c.case)).toEqual([...STEPS, 'concurrent-relays'])
+    for (const c of report!.cases) expect({case: c.case, verdict: c.verdict, violations: c.violations}).toEqual({case: c.case, verdict: 'pass', violations: []})
+    expect(status).toBe(0)
+    expect(report!.broker).toBe('amqp://***@127.0.0.1:5672')
+    // RabbitMQ redelivers what a killed consumer had not acked
+    expect(byCase(report!, 'consumer.after-commit').duplicateDeliveries).toBeGreaterThan(0)
+  })
+
+  it('the naive consumer applies a RabbitMQ redelivery twice', {timeout: 60_000}, () => {
+    const {status, report} = chaos(['--broker', AMQP_URL, '--consumer', 'naive', '--steps', 'consumer.after-commit', '--scenarios', 'none', '--json'])
+    expect(status).toBe(1)
+    expect(byCase(report!, 'consumer.after-commit').duplicateEffects).toBeGreaterThan(0)
+  })
+})
+
+describe.skipIf(!(await reachable(NATS_URL)))('outbox chaos through NATS JetStream (SQLite)', () => {
+  it('relay and consumer kills through the nats publisher and a durable pull consumer', {timeout: 120_000}, () => {
+    const {status, report} = chaos(['--broker', NATS_URL, '--steps', 'relay.after-send,consumer.after-commit', '--scenarios', 'none', '--json'])
+    expect(report!.cases.map((c) => c.verdict)).toEqual(['pass', 'pass'])
+    expect(status).toBe(0)
+  })
+})
+
 describe('outbox chaos input errors', () => {
   it('bad input is one line on stderr and exit 2', () => {
-    for (const args of [['--steps', 'relay.after-nothing'], ['--scenarios', 'meteor'], ['--broker', 'http://127.0.0.1:1'], ['--scenario', '/nonexistent/s.js'], ['--url', 'sqlite::memory:']]) {
+    for (const args of [['--steps', 'relay.after-nothing'], ['--scenarios', 'meteor'], ['--broker', 'http://127.0.0.1:1'], ['--scenario', '/nonexistent/s.js'], ['--url', 'sqlite::memory:'], ['--broker', AMQP_URL, '--scenarios', 'poison']]) {
       const r = chaos(args)
       expect(r.status, args.join(' ')).toBe(2)
       expect(r.stderr.trim().split('\n').filter((l) => l.startsWith('outbox: '))).toHaveLength(1)

@@ -131,7 +131,8 @@ export async function checkInvariants(input: CheckInput): Promise<{observed: Obs
 
   // 4. nothing stuck
   const stuck = outbox.filter((r) => r.published_at == null && !expectFailed.has(String(r.id)))
-  const describe = (r: R) => `${r.id} (${r.failed_at != null ? 'failed' : r.lease_until != null ? 'leased/backoff' : 'pending'}, attempts ${r.attempts})`
+  const describe = (r: R) =>
+    `${r.id} (${r.failed_at != null ? 'failed' : r.lease_until != null ? 'leased/backoff' : 'pending'}, attempts ${r.attempts}${r.last_error ? `, last error: ${String(r.last_error).slice(0, 120)}` : ''})`
   add('nothing-stuck', 'events left unpublished', stuck.map(describe))
   for (const id of expectFailed) {
     const row = outbox.find((r) => String(r.id) === id)

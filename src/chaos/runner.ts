@@ -23,6 +23,9 @@ import {classifyExit, WorkerProcess} from './workers.js'
 export const SCENARIOS = ['broker-down', 'out-of-order', 'poison', 'concurrent-relays'] as const
 export type ScenarioKind = (typeof SCENARIOS)[number]
 
+/** staged by the harness's own broker (outage, reordering, rejection) */
+const LOOPBACK_ONLY: readonly ScenarioKind[] = ['broker-down', 'out-of-order', 'poison']
+
 export const SCENARIO_DESCRIPTIONS: Record<ScenarioKind, string> = {
   'broker-down': 'broker refuses connections, then answers 503, then recovers: delayed retry, everything delivered once',
   'out-of-order': 'the broker hands out newer versions of an aggregate first: stale versions detected, not applied',
@@ -165,6 +168,10 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   const unknown = steps.filter((s) => !STEPS.includes(s))
   if (unknown.length) throw new UsageError(`unknown step ${unknown.join(', ')}`, `Steps: ${STEPS.join(', ')}`)
   const broker = parseBrokerUrl(options.broker)
+  // outages, reordering and poison are staged by the loopback broker; a real one runs the rest
+  const scenarios = options.scenarios ?? (broker ? SCENARIOS.filter((x) => !LOOPBACK_ONLY.includes(x)) : SCENARIOS)
+  const needLoopback = broker ? scenarios.filter((x) => LOOPBACK_ONLY.includes(x)) : []
+  if (needLoopback.length) throw new UsageError(`scenario ${needLoopback.join(', ')} needs the loopback broker, not --broker`, 'Drop --broker for it, or choose --scenarios concurrent-relays')
   const {scenario, path: scenarioPath} = await loadScenario(options.scenarioPath)
 
   let tempDir: string | undefined
@@ -192,7 +199,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   }
   const plans: Plan[] = []
   for (const step of steps) for (let i = 1; i <= iterations; i++) plans.push({case: step, kind: 'step', step, iteration: i})
-  for (const s of options.scenarios ?? SCENARIOS) plans.push({case: s, kind: 'scenario', scenario: s, iteration: 1})
+  for (const s of scenarios) plans.push({case: s, kind: 'scenario', scenario: s, iteration: 1})
 
   const runs: RunResult[] = []
   try {
@@ -277,6 +284,8 @@ async function runOne(plan: Plan, s: Settings): Promise<RunResult> {
   await createRunTables(s.db, t, s.scenario, ctx)
   const loopback = s.broker ? undefined : new LoopbackBroker({redeliverMs: 1500})
   const brokerSpec: BrokerSpec = s.broker ?? {kind: 'loopback', url: await loopback!.start()}
+  const brokers = s.broker ? await import('./transport-brokers.js') : undefined
+  await brokers?.prepareBroker(brokerSpec, prefix)
   const relaySettings = {batch: 2, leaseMs: 1000, pollMs: 50, maxAttempts: 10, backoff: {baseMs: 50, capMs: 400}}
   const ids: Record<string, string> = {}
   const expectFailed = new Set<string>()
@@ -306,10 +315,6 @@ async function runOne(plan: Plan, s: Settings): Promise<RunResult> {
     relaySettings.backoff = {baseMs: 100, capMs: 300}
   } else if (plan.scenario === 'out-of-order') {
     loopback?.hold()
-  }
-  if ((plan.scenario === 'poison' || plan.scenario === 'broker-down' || plan.scenario === 'out-of-order') && !loopback) {
-    await dropRunTables(s.db, t, s.scenario)
-    return {...base, ...EMPTY, armed: [], kills: [], exercised: false, note: `${plan.scenario} needs the loopback broker`, violations: [], verdict: 'not exercised', ms: 0}
   }
 
   const config = (role: WorkerConfig['role'], extra: Partial<WorkerConfig> = {}): WorkerConfig => ({
@@ -387,8 +392,9 @@ async function runOne(plan: Plan, s: Settings): Promise<RunResult> {
       const quiet = pending === 0 && (loopback ? loopback.idle() : await allSettled(s.db, t))
       if (!quiet) settledSince = 0
       else if (!settledSince) settledSince = Date.now()
-      // stay quiet a moment: a kill right after the last mark must not be missed
-      else if (Date.now() - settledSince >= (loopback ? 200 : 800)) {
+      // stay quiet a moment: a kill right after the last mark must not be missed, and a real
+      // broker's redelivery (NATS ack wait 1.5 s) must have come back
+      else if (Date.now() - settledSince >= (loopback ? 200 : 2000)) {
         drained = true
         break
       }
@@ -412,6 +418,7 @@ async function runOne(plan: Plan, s: Settings): Promise<RunResult> {
   })
   violations.push(...checked.violations)
   await loopback?.stop()
+  if (!s.keep) await brokers?.cleanupBroker(brokerSpec, prefix).catch(() => {})
 
   let exercised = true
   let note: string | undefined
