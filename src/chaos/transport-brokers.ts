@@ -39,56 +39,55 @@ export async function brokerSource(spec: BrokerSpec, prefix: string, _consumer: 
   return spec.kind === 'amqp' ? amqpSource(spec.url, prefix) : natsSource(spec.url, prefix)
 }
 
+async function withAmqpChannel(url: string, fn: (channel: import('amqplib').Channel) => Promise<unknown>): Promise<void> {
+  const amqp = (await import('amqplib')).default
+  const connection = await amqp.connect(url, {timeout: 5000})
+  try {
+    const channel = await connection.createChannel()
+    await fn(channel)
+    await channel.close()
+  } finally {
+    await connection.close()
+  }
+}
+
+async function withJetStream(url: string, fn: (jsm: import('nats').JetStreamManager, nats: typeof import('nats')) => Promise<unknown>): Promise<void> {
+  const nats = await import('nats')
+  const nc = await nats.connect({servers: url.replace(/^nats:\/\//i, ''), timeout: 5000})
+  try {
+    await fn(await nc.jetstreamManager(), nats)
+  } finally {
+    await nc.close()
+  }
+}
+
 /** Declares the scratch topology before any worker starts, so nothing is unroutable. */
 export async function prepareBroker(spec: BrokerSpec, prefix: string): Promise<void> {
   const n = names(prefix)
   if (spec.kind === 'amqp') {
-    const amqp = (await import('amqplib')).default
-    const connection = await amqp.connect(spec.url, {timeout: 5000})
-    try {
-      const channel = await connection.createChannel()
+    await withAmqpChannel(spec.url, async (channel) => {
       // the same declaration as the amqp publisher's (a mismatch is PRECONDITION_FAILED)
       await channel.assertExchange(n.exchange, 'topic', {durable: true})
       await channel.assertQueue(n.queue, {durable: false})
       await channel.bindQueue(n.queue, n.exchange, '#')
-      await channel.close()
-    } finally {
-      await connection.close()
-    }
+    })
   } else if (spec.kind === 'nats') {
-    const nats = await import('nats')
-    const nc = await nats.connect({servers: spec.url.replace(/^nats:\/\//i, ''), timeout: 5000})
-    try {
-      const jsm = await nc.jetstreamManager()
+    await withJetStream(spec.url, async (jsm, nats) => {
       await jsm.streams.add({name: n.stream, subjects: [`${n.subjectPrefix}>`], storage: nats.StorageType.Memory})
       await jsm.consumers.add(n.stream, {durable_name: n.durable, ack_policy: nats.AckPolicy.Explicit, ack_wait: nats.nanos(1500), max_ack_pending: 1})
-    } finally {
-      await nc.close()
-    }
+    })
   }
 }
 
 export async function cleanupBroker(spec: BrokerSpec, prefix: string): Promise<void> {
   const n = names(prefix)
   if (spec.kind === 'amqp') {
-    const amqp = (await import('amqplib')).default
-    const connection = await amqp.connect(spec.url, {timeout: 5000})
-    try {
-      const channel = await connection.createChannel()
+    await withAmqpChannel(spec.url, async (channel) => {
       await channel.deleteQueue(n.queue)
       await channel.deleteExchange(n.exchange)
-      await channel.close()
-    } finally {
-      await connection.close()
-    }
+    })
   } else if (spec.kind === 'nats') {
-    const nats = await import('nats')
-    const nc = await nats.connect({servers: spec.url.replace(/^nats:\/\//i, ''), timeout: 5000})
-    try {
-      await (await nc.jetstreamManager()).streams.delete(n.stream).catch(() => false)
-    } finally {
-      await nc.close()
-    }
+    await withJetStream(spec.url, (jsm) => jsm.streams.delete(n.stream).catch(() => false))
   }
 }
 
