@@ -24,3 +24,25 @@ export {StdoutPublisher, type StdoutPublisherOptions} from './publishers/stdout.
 export {AmqpPublisher, type AmqpPublisherOptions} from './publishers/amqp.js'
 export {NatsPublisher, type NatsPublisherOptions} from './publishers/nats.js'
 export {RedisPublisher, type RedisPublisherOptions} from './publishers/redis.js'
+// chaos: the kill-at-each-step harness (`outbox chaos`)
+export {STEPS, failpoint, armFailpoints, type Step} from './chaos/failpoints.js'
+export {
+  runChaos,
+  parseBrokerUrl,
+  SCENARIOS,
+  SCENARIO_DESCRIPTIONS,
+  type ChaosOptions,
+  type ChaosReport,
+  type ChaosProgress,
+  type CaseSummary,
+  type RunResult,
+  type KillRecord,
+  type ScenarioKind,
+  type Verdict,
+} from './chaos/runner.js'
+export {ordersScenario, loadScenario, type Scenario, type ScenarioContext, type DeliveredEvent, type Intent} from './chaos/scenario.js'
+export {STRATEGIES, CONSUMER_MODES, STRATEGY_DESCRIPTIONS, CONSUMER_DESCRIPTIONS, type Strategy, type ConsumerMode} from './chaos/strategies.js'
+export {checkInvariants, INVARIANTS, type InvariantName, type Violation, type Observed} from './chaos/invariants.js'
+export {LoopbackBroker, type LoopbackBrokerOptions, type BrokerStats, type CloudEvent} from './chaos/broker.js'
+export {renderJunit} from './render/junit.js'
+export {renderChaosReport} from './render/chaos.js'

@@ -443,6 +443,11 @@ async function runOne(plan: Plan, s: Settings): Promise<RunResult> {
       note = 'the poison event was never committed'
     } else if (row.failed_at != null && Number(row.attempts) !== relaySettings.maxAttempts) {
       violations.push({invariant: 'nothing-stuck', message: `the poison message failed after ${row.attempts} attempts, not max attempts (${relaySettings.maxAttempts})`, count: 1, witnesses: [ids['0']]})
+    } else if (row.failed_at != null) {
+      const failed = await statusFailed(s.db, t)
+      if (failed !== undefined && failed !== 1) {
+        violations.push({invariant: 'nothing-stuck', message: `outbox status reports ${failed} failed events, expected the poison message only`, count: 1, witnesses: [ids['0']]})
+      }
     }
   }
   if (!s.keep) await dropRunTables(s.db, t, s.scenario)
@@ -457,6 +462,15 @@ async function runOne(plan: Plan, s: Settings): Promise<RunResult> {
     verdict: violations.length ? 'fail' : exercised ? 'pass' : 'not exercised',
     ms: Date.now() - started,
   }
+}
+
+/** The failed count as `outbox status` reports it, when the ops module is part of this build. */
+async function statusFailed(db: Db, t: RunTables): Promise<number | undefined> {
+  type Status = {readStatus(db: Db, names: RunTables['outbox'], o: {windowMs: number}): Promise<{failed: number}>}
+  const specifier = new URL('../ops/status.js', import.meta.url).href
+  const ops = (await import(specifier).catch(() => undefined)) as Status | undefined
+  if (!ops?.readStatus) return undefined
+  return (await ops.readStatus(db, t.outbox, {windowMs: 60_000})).failed
 }
 
 async function countPending(db: Db, t: RunTables): Promise<number> {
