@@ -24,6 +24,9 @@ export {StdoutPublisher, type StdoutPublisherOptions} from './publishers/stdout.
 export {AmqpPublisher, type AmqpPublisherOptions} from './publishers/amqp.js'
 export {NatsPublisher, type NatsPublisherOptions} from './publishers/nats.js'
 export {RedisPublisher, type RedisPublisherOptions} from './publishers/redis.js'
+export {claimOn} from './relay/claim.js'
+export {verify, CHECKS as VERIFY_CHECKS} from './verify/run.js'
+export type {CheckResult, CheckStatus, VerifyOptions, VerifyReport} from './verify/types.js'
 // chaos: the kill-at-each-step harness (`outbox chaos`)
 export {STEPS, failpoint, armFailpoints, type Step} from './chaos/failpoints.js'
 export {
