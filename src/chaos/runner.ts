@@ -343,12 +343,10 @@ async function runOne(plan: Plan, s: Settings): Promise<RunResult> {
   let aborted = false
   const timers: NodeJS.Timeout[] = []
   try {
-    if (plan.scenario === 'broker-down') {
-      // refused for a while, then 503s for a while, then back
-      await loopback!.stop()
-      timers.push(setTimeout(() => void loopback!.start().then(() => loopback!.setUnavailable(true)), 1200))
-      timers.push(setTimeout(() => loopback!.setUnavailable(false), 2200))
-    }
+    // broker-down: connections refused from the start until 500 ms after the first business
+    // op began, then 503s for 500 ms, then back
+    let outage = plan.scenario === 'broker-down'
+    if (outage) await loopback!.stop()
     spawnWorker('consumer')
     for (let i = 1; i <= relayCount; i++) spawnWorker(`relay#${i}`)
     if (plan.scenario === 'concurrent-relays') {
@@ -383,6 +381,11 @@ async function runOne(plan: Plan, s: Settings): Promise<RunResult> {
         aborted = true
       }
       if (aborted) break
+      if (outage && workers.get('producer')?.lastOp !== undefined) {
+        outage = false
+        timers.push(setTimeout(() => void loopback!.start().then(() => loopback!.setUnavailable(true)), 500))
+        timers.push(setTimeout(() => loopback!.setUnavailable(false), 1000))
+      }
       if (!producerDone) {
         if (Date.now() > deadline) break
         continue

@@ -4,7 +4,7 @@
 // Protocol on stdout, one line each: "ready", "op <n>" before business op n starts, "done".
 import {randomUUID} from 'node:crypto'
 import {writeSync} from 'node:fs'
-import {CompiledQuery, type Transaction} from 'kysely'
+import type {CompiledQuery as CompiledQueryType, Transaction} from 'kysely'
 import type {Sql} from '../../dialects/index.js'
 import {Consumer} from '../consumer.js'
 import {openDb, type Db, type Queryable, type Row} from '../db/index.js'
@@ -36,7 +36,7 @@ export interface WorkerConfig {
 const say = (line: string) => writeSync(1, line + '\n')
 
 /** A Kysely transaction as the Queryable a scenario's write() receives. */
-function kyselyQueryable(trx: Transaction<any>, db: Db): Queryable {
+function kyselyQueryable(trx: Transaction<any>, db: Db, CompiledQuery: typeof CompiledQueryType): Queryable {
   const run = async (statement: Sql) => {
     const {text, params} = db.dialect.compile(statement)
     return trx.executeQuery(CompiledQuery.raw(text, params))
@@ -51,7 +51,9 @@ function kyselyQueryable(trx: Transaction<any>, db: Db): Queryable {
 }
 
 async function producer(config: WorkerConfig, db: Db, scenario: Scenario, ctx: ScenarioContext, t: RunTables): Promise<void> {
-  const kysely = await db.kysely()
+  // kysely only here: it is the slowest import, and relay and consumer do not need it
+  const [kysely, {CompiledQuery}] = await Promise.all([db.kysely(), import('kysely')])
+  const q = (trx: Transaction<any>) => kyselyQueryable(trx, db, CompiledQuery)
   const publisher = config.strategy === 'outbox' ? undefined : await openPublisher(config.broker)
   for (let op = config.opStart ?? 0; op < config.ops; op++) {
     say(`op ${op}`)
@@ -59,7 +61,7 @@ async function producer(config: WorkerConfig, db: Db, scenario: Scenario, ctx: S
     if (config.strategy === 'outbox') {
       // The pattern: business row and event in one transaction.
       await kysely.transaction().execute(async (trx) => {
-        const events = await scenario.write(kyselyQueryable(trx, db), op, ctx)
+        const events = await scenario.write(q(trx), op, ctx)
         for (const [i, event] of events.entries()) await writeEvent(trx, {...event, id: i === 0 && fixedId ? fixedId : event.id}, {tables: t.outbox})
         failpoint('producer.before-commit')
       })
@@ -67,7 +69,7 @@ async function producer(config: WorkerConfig, db: Db, scenario: Scenario, ctx: S
     } else if (config.strategy === 'dual-write-commit-first') {
       // Broken on purpose: commit, then publish directly. A crash in between loses the event.
       const events = await kysely.transaction().execute(async (trx) => {
-        const written = await scenario.write(kyselyQueryable(trx, db), op, ctx)
+        const written = await scenario.write(q(trx), op, ctx)
         failpoint('producer.before-commit')
         return written
       })
@@ -76,7 +78,7 @@ async function producer(config: WorkerConfig, db: Db, scenario: Scenario, ctx: S
     } else {
       // Broken on purpose: publish, then commit. A crash in between leaves a phantom event.
       await kysely.transaction().execute(async (trx) => {
-        const events = await scenario.write(kyselyQueryable(trx, db), op, ctx)
+        const events = await scenario.write(q(trx), op, ctx)
         await publisher!.send(events.map((e, i) => ({...e, id: i === 0 && fixedId ? fixedId : e.id ?? randomUUID()})))
         failpoint('producer.before-commit')
       })
