@@ -12,7 +12,7 @@ import {UsageError} from '../errors.js'
 import {LoopbackBroker} from './broker.js'
 import {STEPS, type Step} from './failpoints.js'
 import {checkInvariants, type Observed, type Violation} from './invariants.js'
-import {loadScenario, scenarioContext, type Scenario} from './scenario.js'
+import {loadScenario, scenarioContext, type Scenario, type ScenarioContext} from './scenario.js'
 import {pick, randomSeed, rng} from './seed.js'
 import {usesRelay, type ConsumerMode, type Strategy} from './strategies.js'
 import {createRunTables, dropRunTables, runTables, tableRef, type RunTables} from './tables.js'
@@ -280,12 +280,39 @@ async function runOne(plan: Plan, s: Settings): Promise<RunResult> {
   // concurrent relays need enough events for every relay to claim some
   const ops = s.scenario.ops(plan.scenario === 'concurrent-relays' ? s.orders * 4 : s.orders)
   const ctx = scenarioContext(s.db.dialect, prefix, ops)
-  await dropRunTables(s.db, t, s.scenario)
   await createRunTables(s.db, t, s.scenario, ctx)
   const loopback = s.broker ? undefined : new LoopbackBroker({redeliverMs: 1500})
-  const brokerSpec: BrokerSpec = s.broker ?? {kind: 'loopback', url: await loopback!.start()}
   const brokers = s.broker ? await import('./transport-brokers.js') : undefined
-  await brokers?.prepareBroker(brokerSpec, prefix)
+  const brokerSpec: BrokerSpec = s.broker ?? {kind: 'loopback', url: await loopback!.start()}
+  // scratch tables and broker objects go, whatever happens in the run
+  try {
+    await brokers?.prepareBroker(brokerSpec, prefix)
+    return await drive({plan, s, t, ctx, prefix, ops, relayless, loopback, brokerSpec, started, base})
+  } finally {
+    await loopback?.stop()
+    if (!s.keep) {
+      await brokers?.cleanupBroker(brokerSpec, prefix).catch(() => {})
+      await dropRunTables(s.db, t, s.scenario)
+    }
+  }
+}
+
+interface Drive {
+  plan: Plan
+  s: Settings
+  t: RunTables
+  ctx: ScenarioContext
+  prefix: string
+  ops: number
+  relayless: boolean
+  loopback?: LoopbackBroker
+  brokerSpec: BrokerSpec
+  started: number
+  base: Pick<RunResult, 'case' | 'kind' | 'iteration'>
+}
+
+/** One run once its tables and broker exist: arm, spawn, watch, restart, drain, check. */
+async function drive({plan, s, t, ctx, prefix, ops, relayless, loopback, brokerSpec, started, base}: Drive): Promise<RunResult> {
   const relaySettings = {batch: 2, leaseMs: 1000, pollMs: 50, maxAttempts: 10, backoff: {baseMs: 50, capMs: 400}}
   const ids: Record<string, string> = {}
   const expectFailed = new Set<string>()
@@ -420,8 +447,6 @@ async function runOne(plan: Plan, s: Settings): Promise<RunResult> {
     outbox: !relayless,
   })
   violations.push(...checked.violations)
-  await loopback?.stop()
-  if (!s.keep) await brokers?.cleanupBroker(brokerSpec, prefix).catch(() => {})
 
   let exercised = true
   let note: string | undefined
@@ -453,7 +478,6 @@ async function runOne(plan: Plan, s: Settings): Promise<RunResult> {
       }
     }
   }
-  if (!s.keep) await dropRunTables(s.db, t, s.scenario)
   return {
     ...base,
     ...checked.observed,
