@@ -371,9 +371,9 @@ async function drive({plan, s, t, ctx, prefix, ops, relayless, loopback, brokerS
   const timers: NodeJS.Timeout[] = []
   try {
     // broker-down: connections refused from the start until 500 ms after the first business
-    // op began, then 503s for 500 ms, then back
-    let outage = plan.scenario === 'broker-down'
-    if (outage) await loopback!.stop()
+    // op began, then 503s for at least 500 ms and until the relay has been answered 503, then back
+    const outage: {phase: 'refused' | 'starting' | '503' | 'over'; since: number} = {phase: plan.scenario === 'broker-down' ? 'refused' : 'over', since: 0}
+    if (outage.phase === 'refused') await loopback!.stop()
     spawnWorker('consumer')
     for (let i = 1; i <= relayCount; i++) spawnWorker(`relay#${i}`)
     if (plan.scenario === 'concurrent-relays') {
@@ -408,10 +408,17 @@ async function drive({plan, s, t, ctx, prefix, ops, relayless, loopback, brokerS
         aborted = true
       }
       if (aborted) break
-      if (outage && workers.get('producer')?.lastOp !== undefined) {
-        outage = false
-        timers.push(setTimeout(() => void loopback!.start().then(() => loopback!.setUnavailable(true)), 500))
-        timers.push(setTimeout(() => loopback!.setUnavailable(false), 1000))
+      if (outage.phase === 'refused' && workers.get('producer')?.lastOp !== undefined) {
+        outage.phase = 'starting'
+        timers.push(
+          setTimeout(() => {
+            loopback!.setUnavailable(true)
+            void loopback!.start().then(() => Object.assign(outage, {phase: '503', since: Date.now()}))
+          }, 500),
+        )
+      } else if (outage.phase === '503' && Date.now() - outage.since >= 500 && loopback!.stats.rejected > 0) {
+        outage.phase = 'over'
+        loopback!.setUnavailable(false)
       }
       if (!producerDone) {
         if (Date.now() > deadline) break
