@@ -32,7 +32,7 @@ export {relayBacklog, type Backlog} from './relay/backlog.js'
 export {createLogger, type LogFormat, type LoggerOptions} from './relay/logger.js'
 export {serveMetrics, type MetricsServer} from './relay/metrics-server.js'
 // chaos: the kill-at-each-step harness (`outbox chaos`)
-export {STEPS, failpoint, armFailpoints, type Step} from './chaos/failpoints.js'
+export {STEPS, OTHER_FAILPOINTS, failpoint, armFailpoints, type Step, type ChaosStep} from './chaos/failpoints.js'
 export {
   runChaos,
   parseBrokerUrl,
