@@ -1,7 +1,7 @@
 import {writeFileSync} from 'node:fs'
 import {Flags} from '@oclif/core'
 import {OutboxCommand} from '../src/cli/base.js'
-import {STEPS, type Step} from '../src/chaos/failpoints.js'
+import {STEPS, type ChaosStep as Step} from '../src/chaos/failpoints.js'
 import {SCENARIOS, type ChaosReport, type ScenarioKind} from '../src/chaos/runner.js'
 import {CONSUMER_MODES, STRATEGIES, type ConsumerMode, type Strategy} from '../src/chaos/strategies.js'
 import {EXIT, UsageError} from '../src/errors.js'

@@ -27,8 +27,12 @@ export {RedisPublisher, type RedisPublisherOptions} from './publishers/redis.js'
 export {claimOn} from './relay/claim.js'
 export {verify, CHECKS as VERIFY_CHECKS} from './verify/run.js'
 export type {CheckResult, CheckStatus, VerifyOptions, VerifyReport} from './verify/types.js'
+export {runRelayService, type RelayServiceOptions, type RelayServiceResult} from './relay/service.js'
+export {relayBacklog, type Backlog} from './relay/backlog.js'
+export {createLogger, type LogFormat, type LoggerOptions} from './relay/logger.js'
+export {serveMetrics, type MetricsServer} from './relay/metrics-server.js'
 // chaos: the kill-at-each-step harness (`outbox chaos`)
-export {STEPS, failpoint, armFailpoints, type Step} from './chaos/failpoints.js'
+export {STEPS, OTHER_FAILPOINTS, failpoint, armFailpoints, type Step, type ChaosStep} from './chaos/failpoints.js'
 export {
   runChaos,
   parseBrokerUrl,

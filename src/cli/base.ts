@@ -32,16 +32,25 @@ export abstract class OutboxCommand extends Command {
     if (ms === undefined) return
     setTimeout(() => {
       process.stderr.write(`outbox: timed out after ${formatAge(ms / 1000)}. Raise --timeout or check what the command was waiting for (locks, an unreachable server)\n`)
-      process.exit(EXIT.usage)
+      process.exitCode = EXIT.usage
+      // Commands that clean up on SIGTERM (verify drops its scratch table) get to do so, briefly.
+      if (process.listenerCount('SIGTERM') === 0) process.exit(EXIT.usage)
+      setTimeout(() => process.exit(EXIT.usage), 5000).unref()
+      process.emit('SIGTERM')
     }, ms).unref()
   }
 
   /** --timeout from argv (before parse, so it also bounds connecting), else the command's default. */
   private timeoutMs(): number | undefined {
     const i = this.argv.findIndex((a) => a === '--timeout' || a.startsWith('--timeout='))
-    if (i === -1) return (this.constructor as typeof OutboxCommand).defaultTimeoutMs
+    if (i === -1) return this.defaultTimeout()
     const value = this.argv[i].includes('=') ? this.argv[i].slice('--timeout='.length) : this.argv[i + 1]
     return parseDuration(value ?? '', 'timeout') // a bad value is a one-line usage error (exit 2)
+  }
+
+  /** the timeout when --timeout is not given; a command that runs until stopped in some modes (status --watch) overrides it */
+  protected defaultTimeout(): number | undefined {
+    return (this.constructor as typeof OutboxCommand).defaultTimeoutMs
   }
 
   protected override async catch(error: unknown): Promise<never> {

@@ -114,6 +114,11 @@ export class Relay {
     this.maxErrorLength = options.maxErrorLength ?? 2000
   }
 
+  /** True while a LISTEN connection is attached (PostgreSQL with listen: true). */
+  get listening(): boolean {
+    return this.listener !== undefined
+  }
+
   /** Claims, publishes and settles until nothing is deliverable right now. Database errors reject. */
   async drainOnce(): Promise<DrainResult> {
     const total = emptyResult()
@@ -221,10 +226,14 @@ export class Relay {
     failpoint('relay.after-mark')
     const ms = performance.now() - started
     this.metrics.observeBatch(ms / 1000)
-    this.logger.info(
-      `batch claimed=${events.length} published=${outcome.published} retried=${outcome.retried} failed=${outcome.failed}${released ? ` released=${released}` : ''} ms=${ms.toFixed(1)}`,
-      {claimed: events.length, ...outcome, released, ms: Math.round(ms * 10) / 10},
-    )
+    this.logger.info('batch', {
+      claimed: events.length,
+      published: outcome.published,
+      retried: outcome.retried,
+      failed: outcome.failed,
+      released: released || undefined,
+      ms: Math.round(ms * 10) / 10,
+    })
     return outcome
   }
 
