@@ -40,6 +40,8 @@ The broken strategies (--strategy dual-write-*, --consumer naive) show what a fa
     '<%= config.bin %> chaos --broker amqp://guest:guest@127.0.0.1:5672 --json',
   ]
   static override enableJsonFlag = true
+  // runs are bounded by --run-timeout each; the global --timeout only guards against a hang
+  static override defaultTimeoutMs: number | undefined = 60 * 60_000
   static override flags = {
     url: Flags.string({description: 'PostgreSQL or MySQL/MariaDB URL, or sqlite:PATH (default: a temporary SQLite file)', helpValue: 'URL'}),
     steps: Flags.string({description: `steps to kill at, comma-separated (default all: ${STEPS.join(', ')})`, helpValue: 'STEP,...'}),

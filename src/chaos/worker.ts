@@ -128,6 +128,9 @@ async function consumer(config: WorkerConfig, db: Db, scenario: Scenario, ctx: S
 }
 
 async function main(): Promise<void> {
+  // orphaned (the harness died without killing us): stop rather than run forever
+  const parent = process.ppid
+  setInterval(() => process.ppid !== parent && process.exit(0), 500).unref()
   const config = JSON.parse(process.env.OUTBOX_CHAOS_WORKER ?? '') as WorkerConfig
   const db = await openDb(config.url, {poolSize: 2, busyTimeoutMs: 10_000})
   const t = runTables(config.prefix)

@@ -20,6 +20,22 @@ function workerScript(): {script: string; execArgv: string[]} {
   return {script: fileURLToPath(new URL('./worker.ts', import.meta.url)), execArgv: ['--import', 'tsx']}
 }
 
+// Workers never outlive the harness: killed when it exits (also on --timeout's process.exit)
+// or is interrupted; a worker orphaned anyway (harness SIGKILLed) notices and exits itself.
+const live = new Set<ChildProcess>()
+let guarded = false
+function guard(): void {
+  if (guarded) return
+  guarded = true
+  process.on('exit', () => live.forEach((c) => c.kill('SIGKILL')))
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(signal, () => {
+      live.forEach((c) => c.kill('SIGKILL'))
+      process.kill(process.pid, signal) // once() removed the handler: the default action now
+    })
+  }
+}
+
 export class WorkerProcess {
   readonly child: ChildProcess
   readonly exited: Promise<WorkerExit>
@@ -40,13 +56,16 @@ export class WorkerProcess {
     const env: NodeJS.ProcessEnv = {...process.env, OUTBOX_CHAOS_WORKER: JSON.stringify(config)}
     if (armed) env.OUTBOX_FAILPOINTS = `${armed.step}=kill@${armed.hit}`
     else delete env.OUTBOX_FAILPOINTS
+    guard()
     this.child = spawn(process.execPath, [...execArgv, script], {env, stdio: ['ignore', 'pipe', 'pipe']})
+    live.add(this.child)
     this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => this.onStdout(chunk))
     this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
       if (this.stderr.length < 20_000) this.stderr += chunk
     })
     this.exited = new Promise((resolve) => {
       this.child.on('exit', (code, signal) => {
+        live.delete(this.child)
         // let the pipes flush the last lines before reading them
         setImmediate(() => {
           const fired = /outbox-failpoint (\S+)/.exec(this.stderr)
