@@ -1,7 +1,9 @@
-// The base every command extends: one-line errors with the right exit code, never a stack.
-import {Command} from '@oclif/core'
+// The base every command extends: one-line errors with the right exit code, never a stack,
+// and a global --timeout so no one-shot command can hang a CI job forever.
+import {Command, Flags} from '@oclif/core'
 import {redactSecrets} from '../config.js'
 import {EXIT, OutboxError} from '../errors.js'
+import {formatAge, parseDuration} from '../time.js'
 
 interface OclifError {
   oclif?: {exit?: number}
@@ -10,8 +12,37 @@ interface OclifError {
 }
 
 export abstract class OutboxCommand extends Command {
+  static override baseFlags = {
+    timeout: Flags.string({
+      description: 'give up after this long with exit 2 (default 10m for one-shot commands; none for relay and chaos unless given)',
+      helpGroup: 'GLOBAL',
+      helpValue: 'DURATION',
+    }),
+  }
+
+  /** one-shot commands get this; long-running ones (relay) set it to undefined */
+  static defaultTimeoutMs: number | undefined = 10 * 60_000
+
   /** set by commands that connect, so driver errors can be scrubbed of the password */
   protected secretUrl?: string
+
+  override async init(): Promise<void> {
+    await super.init()
+    const ms = this.timeoutMs()
+    if (ms === undefined) return
+    setTimeout(() => {
+      process.stderr.write(`outbox: timed out after ${formatAge(ms / 1000)}. Raise --timeout or check what the command was waiting for (locks, an unreachable server)\n`)
+      process.exit(EXIT.usage)
+    }, ms).unref()
+  }
+
+  /** --timeout from argv (before parse, so it also bounds connecting), else the command's default. */
+  private timeoutMs(): number | undefined {
+    const i = this.argv.findIndex((a) => a === '--timeout' || a.startsWith('--timeout='))
+    if (i === -1) return (this.constructor as typeof OutboxCommand).defaultTimeoutMs
+    const value = this.argv[i].includes('=') ? this.argv[i].slice('--timeout='.length) : this.argv[i + 1]
+    return parseDuration(value ?? '', 'timeout') // a bad value is a one-line usage error (exit 2)
+  }
 
   protected override async catch(error: unknown): Promise<never> {
     const e = error as OclifError

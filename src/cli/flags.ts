@@ -11,7 +11,7 @@ export const connectionFlags = {
 }
 
 export const tableFlags = {
-  table: Flags.string({description: 'outbox table', default: undefined, helpValue: 'NAME', summary: 'outbox table (default outbox_events)'}),
+  table: Flags.string({description: 'outbox table (default outbox_events)', helpValue: 'NAME'}),
   'inbox-table': Flags.string({description: 'inbox (processed events) table (default outbox_processed)', helpValue: 'NAME'}),
   'archive-table': Flags.string({description: 'archive table (default outbox_events_archive)', helpValue: 'NAME'}),
   schema: Flags.string({description: 'PostgreSQL schema for the tables (default: the search_path)', helpValue: 'NAME'}),
