@@ -1,0 +1,85 @@
+// Peers on the same PostgreSQL, same run: our relay vs pg-boss, graphile-worker and
+// pg-transactional-outbox, each moving the same number of small pre-enqueued jobs.
+// Repetitions interleave the tools (order rotated each round); ratios are per round.
+import {createRequire} from 'node:module'
+import {fmt, summary} from '../lib.js'
+import {graphilePeer} from '../peers/graphile.js'
+import {outboxPeer} from '../peers/outbox.js'
+import {pgBossPeer} from '../peers/pgboss.js'
+import {ptxoPeer} from '../peers/ptxo.js'
+import {ensurePgDatabase, PG_URL} from '../servers.js'
+import {redact, spread} from '../report.js'
+
+const require = createRequire(import.meta.url)
+const version = (pkg) => require(`${pkg}/package.json`).version
+
+// Each comparison: [ours, peer]. Same concurrency where the notion is the same (batches in flight).
+const PAIRS = [
+  ['outbox-c1', 'pg-boss-c1'],
+  ['outbox-c4', 'pg-boss-c4'],
+  ['outbox-c4', 'graphile-worker'],
+  ['outbox-c4', 'pg-transactional-outbox'],
+]
+
+export default async function peers({quick, log}) {
+  const n = quick ? 5000 : 20000
+  const rounds = quick ? 3 : 5
+  await ensurePgDatabase()
+  const tools = [outboxPeer({concurrency: 1}), outboxPeer({concurrency: 4}), pgBossPeer({concurrency: 1}), pgBossPeer({concurrency: 4}), graphilePeer(), ptxoPeer()]
+  const runs = Object.fromEntries(tools.map((t) => [t.key, []]))
+  const opened = []
+  try {
+    for (const tool of tools) opened.push([tool, await tool.open()])
+    for (let round = 0; round < rounds; round++) {
+      const order = opened.map((_, i) => opened[(i + round) % opened.length])
+      for (const [tool, instance] of order) {
+        await instance.prepare(n)
+        const result = await instance.drain(n)
+        if (result.moved < n) throw new Error(`${tool.key} moved ${result.moved} of ${n}`)
+        const perSecond = (n / result.ms) * 1000
+        runs[tool.key].push({...result, perSecond})
+        log(`round ${round + 1}/${rounds} ${tool.key}: ${fmt(perSecond, 0)}/s (${fmt(result.ms, 0)} ms)`)
+      }
+    }
+  } finally {
+    for (const [, instance] of opened) await instance.close().catch((e) => log(`close: ${e.message}`))
+  }
+
+  const rates = Object.fromEntries(tools.map((t) => [t.key, summary(runs[t.key].map((r) => r.perSecond))]))
+  const ratios = PAIRS.map(([ours, peer]) => ({ours, peer, ...summary(runs[ours].map((r, i) => r.perSecond / runs[peer][i].perSecond))}))
+  const startup = summary(runs['graphile-worker'].map((r) => r.startupMs))
+  return {
+    title: 'Peers on the same PostgreSQL (same run)',
+    markdown: markdown({n, rounds, tools, rates, ratios, startup}),
+    raw: {n, rounds, url: redact(PG_URL), versions: peerVersions(), runs, rates, ratios, graphileStartupMs: startup},
+  }
+}
+
+function peerVersions() {
+  return {'pg-boss': version('pg-boss'), 'graphile-worker': version('graphile-worker'), 'pg-transactional-outbox': version('pg-transactional-outbox')}
+}
+
+function markdown({n, rounds, tools, rates, ratios, startup}) {
+  const label = Object.fromEntries(tools.map((t) => [t.key, t.label]))
+  const v = peerVersions()
+  const lines = [
+    `${n} small jobs/events (payload \`{"n": i}\`), enqueued before timing, moved by each tool to a no-op handler/publisher on the same PostgreSQL, ${rounds} rounds with the tools interleaved (order rotated each round). Figures: median (min–max) over the rounds. Ratios are ours ÷ peer within each round, then the median (min–max) of those ratios: above 1 means the relay is faster. Versions: pg-boss ${v['pg-boss']}, graphile-worker ${v['graphile-worker']}, pg-transactional-outbox ${v['pg-transactional-outbox']} (devDependencies of the benchmark only).`,
+    '',
+    '| tool | jobs/s |',
+    '|---|---|',
+    ...tools.map((t) => `| ${t.label} | ${spread(rates[t.key], 0)} |`),
+    '',
+    '| relay ÷ peer | ratio |',
+    '|---|---|',
+    ...ratios.map((r) => `| ${label[r.ours]} ÷ ${label[r.peer]} | ${spread(r, 2)} |`),
+    '',
+  ]
+  const slower = ratios.filter((r) => r.median < 1)
+  const close = ratios.filter((r) => r.median >= 1 && r.median < 1.5)
+  if (slower.length) lines.push(`**Faster than the relay in this run:** ${slower.map((r) => `${label[r.peer]} (relay at ${fmt(r.median, 2)}×)`).join('; ')}. See the note below.`, '')
+  if (close.length) lines.push(`**Not a clear factor:** ${close.map((r) => `${label[r.peer]} (relay at ${fmt(r.median, 2)}×)`).join('; ')}.`, '')
+  lines.push(`graphile-worker's time includes its runner start-up (\`run()\` to the first job: median ${fmt(startup.median, 0)} ms, min ${fmt(startup.min, 0)}, max ${fmt(startup.max, 0)}).`, '')
+  lines.push('How each tool was driven:', '', ...tools.map((t) => `- **${t.label}**: ${t.how}`), '')
+  lines.push('Reproduce: `npm run build && npm run bench -- peers` (or `-- --quick peers`).')
+  return lines.join('\n')
+}
