@@ -19,13 +19,15 @@ const PAIRS = [
   ['outbox-c4', 'pg-boss-c4'],
   ['outbox-c4', 'graphile-worker'],
   ['outbox-c4', 'pg-transactional-outbox'],
+  // graphile-worker fetches 500 at a time (its localQueue): the relay at the same size.
+  ['outbox-c4-b500', 'graphile-worker'],
 ]
 
 export default async function peers({quick, log}) {
   const n = quick ? 5000 : 20000
   const rounds = quick ? 3 : 5
   await ensurePgDatabase()
-  const tools = [outboxPeer({concurrency: 1}), outboxPeer({concurrency: 4}), pgBossPeer({concurrency: 1}), pgBossPeer({concurrency: 4}), graphilePeer(), ptxoPeer()]
+  const tools = [outboxPeer({concurrency: 1}), outboxPeer({concurrency: 4}), outboxPeer({concurrency: 4, batch: 500}), pgBossPeer({concurrency: 1}), pgBossPeer({concurrency: 4}), graphilePeer(), ptxoPeer()]
   const runs = Object.fromEntries(tools.map((t) => [t.key, []]))
   const opened = []
   try {
@@ -76,9 +78,13 @@ function markdown({n, rounds, tools, rates, ratios, startup}) {
   ]
   const slower = ratios.filter((r) => r.median < 1)
   const close = ratios.filter((r) => r.median >= 1 && r.median < 1.5)
-  if (slower.length) lines.push(`**Faster than the relay in this run:** ${slower.map((r) => `${label[r.peer]} (relay at ${fmt(r.median, 2)}×)`).join('; ')}. See the note below.`, '')
+  if (slower.length) lines.push(`**Faster than the relay in this run:** ${slower.map((r) => `${label[r.peer]} (relay at ${fmt(r.median, 2)}×)`).join('; ')}.`, '')
   if (close.length) lines.push(`**Not a clear factor:** ${close.map((r) => `${label[r.peer]} (relay at ${fmt(r.median, 2)}×)`).join('; ')}.`, '')
   lines.push(`graphile-worker's time includes its runner start-up (\`run()\` to the first job: median ${fmt(startup.median, 0)} ms, min ${fmt(startup.min, 0)}, max ${fmt(startup.max, 0)}).`, '')
+  lines.push(
+    'What bounds each tool here (all wait on PostgreSQL, not on Node: a CPU profile of the relay drain is ~95% idle): the relay spends two statements per batch — the claim (an UPDATE that takes the lease, HOT when the page has room) and the mark (an UPDATE of `published_at`, which is in the pending index\'s predicate, so never HOT) — each its own commit. graphile-worker fetches 500 jobs per statement into its local queue and completes them with batched DELETEs, so it makes fewer round trips per job than a 100-event batch; the batch-500 relay row shows the relay at the same fetch size. pg-boss sorts the queue\'s pending jobs on every fetch (its index does not serve the ORDER BY), so a fetch gets slower as the queue gets longer. pg-transactional-outbox handles each message in its own transaction (lock, handler, mark) after a plpgsql function picks the batch row by row with NOWAIT locks.',
+    '',
+  )
   lines.push('How each tool was driven:', '', ...tools.map((t) => `- **${t.label}**: ${t.how}`), '')
   lines.push('Reproduce: `npm run build && npm run bench -- peers` (or `-- --quick peers`).')
   return lines.join('\n')
