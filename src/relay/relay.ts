@@ -204,6 +204,12 @@ export class Relay {
     if (events.length === 0) return undefined
     const started = performance.now()
     failpoint('relay.after-claim')
+    if (this.stopping) {
+      // stop() came while we were claiming: nothing of this batch is in flight, hand it all back.
+      const released = await releaseLeases(this.db, this.names, events.map((e) => e.id), this.owner)
+      this.logger.info('batch released on stop', {claimed: events.length, released})
+      return {published: 0, retried: 0, failed: 0, batches: 1}
+    }
     // Two halves, so "part of the batch sent" is a real state a crash can leave behind, and a
     // stop between them hands the unsent half back at once instead of letting it lapse.
     const half = events.length > 1 ? Math.ceil(events.length / 2) : events.length
