@@ -6,16 +6,22 @@ export interface Backlog {
   /** unpublished and not failed: waiting, leased, or retrying with backoff */
   pending: number
   failed: number
+  /** pending, waiting out a retry backoff */
+  retrying: number
+  /** pending, leased by a relay right now */
+  inFlight: number
   /** age of the oldest pending event; null when there is none */
   oldestPendingSeconds: number | null
 }
 
 export async function relayBacklog(db: Db, names: TableNames): Promise<Backlog> {
-  const [row] = await db.query<{pending: unknown; failed: unknown; oldest_pending_seconds: unknown}>(db.dialect.relayBacklog(names))
+  const [row] = await db.query<Record<string, unknown>>(db.dialect.relayBacklog(names))
   const oldest = row?.oldest_pending_seconds
   return {
     pending: Number(row?.pending ?? 0),
     failed: Number(row?.failed ?? 0),
+    retrying: Number(row?.retrying ?? 0),
+    inFlight: Number(row?.in_flight ?? 0),
     oldestPendingSeconds: oldest == null ? null : Math.max(0, Number(oldest)),
   }
 }

@@ -22,7 +22,7 @@ export async function serveMetrics(options: {db: Db; names: TableNames; metrics:
     let body: string
     try {
       const backlog = await relayBacklog(options.db, options.names)
-      body = options.metrics.render({pending: backlog.pending, oldestPendingSeconds: backlog.oldestPendingSeconds, failedTotal: backlog.failed}) + up(1)
+      body = options.metrics.render(backlog) + up(1)
     } catch {
       // The database is down: still serve the process counters, and say so.
       body = options.metrics.render() + up(0)

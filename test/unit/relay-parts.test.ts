@@ -77,7 +77,7 @@ describe('metrics and logs', () => {
     m.published = 5
     m.observeBatch(0.02)
     m.observeBatch(3)
-    const text = m.render({pending: 4, oldestPendingSeconds: null, failedTotal: 1})
+    const text = m.render({pending: 4, retrying: 2, inFlight: 1, oldestPendingSeconds: null, failed: 1})
     expect(text).toMatch(/^# TYPE outbox_relay_published_total counter$/m)
     expect(text).toMatch(/^outbox_relay_published_total 5$/m)
     expect(text).toMatch(/^outbox_relay_batch_seconds_bucket\{le="0.025"\} 1$/m)
@@ -85,6 +85,8 @@ describe('metrics and logs', () => {
     expect(text).toMatch(/^outbox_relay_batch_seconds_bucket\{le="\+Inf"\} 2$/m)
     expect(text).toMatch(/^outbox_relay_batch_seconds_count 2$/m)
     expect(text).toMatch(/^outbox_backlog_events 4$/m)
+    expect(text).toMatch(/^outbox_retrying_events 2$/m)
+    expect(text).toMatch(/^outbox_in_flight_events 1$/m)
     expect(text).toMatch(/^outbox_oldest_pending_age_seconds 0$/m)
     expect(text).toMatch(/^outbox_failed_events 1$/m)
   })
