@@ -55,6 +55,8 @@ export interface DrainResult {
 
 const SILENT: RelayLogger = {info() {}, warn() {}, error() {}}
 const MAX_IDLE_BACKOFF_MS = 30_000
+/** share of the lease after which the unsent half of a batch is handed back, not sent */
+const LATE_FRACTION = 0.8
 
 function checkInt(value: number, name: string, min: number): number {
   if (!Number.isSafeInteger(value) || value < min) throw new UsageError(`relay ${name} must be a whole number >= ${min} (got ${value})`, `Pass a valid ${name}`)
@@ -219,7 +221,11 @@ export class Relay {
     failpoint('relay.mid-batch')
     let released = 0
     if (second.length > 0) {
-      if (this.stopping) released = await releaseLeases(this.db, this.names, second.map((e) => e.id), this.owner)
+      // Past most of the lease, the second half may already be another relay's: sending it
+      // would only make duplicates. Hand it back (a no-op for rows taken over) instead.
+      const late = performance.now() - started >= this.claim.leaseMs * LATE_FRACTION
+      if (late) this.logger.warn('first half of the batch took most of the lease; handing the rest back', {handedBack: second.length, leaseMs: this.claim.leaseMs})
+      if (this.stopping || late) released = await releaseLeases(this.db, this.names, second.map((e) => e.id), this.owner)
       else results.push(...(await this.send(second)))
     }
     const sent = events.slice(0, results.length)
