@@ -8,12 +8,10 @@ import type {CheckResult} from '../src/verify/types.js'
 
 export default class Verify extends OutboxCommand {
   static override summary = 'Prove the claim semantics on a live database, on a scratch table it creates and drops'
-  static override description = `Creates a scratch table (outbox_verify_<random>, the normal DDL), runs the relay's own claim
-against it and drops it again, also on failure or Ctrl-C. Your tables and data are never touched.
-Checks: server version and SKIP LOCKED; READ COMMITTED; N concurrent claimers over M events with
-no double claim; a second session gets other rows at once (SQLite: waits for the single writer);
-a lapsed lease is taken over; LIMIT holds (PostgreSQL: with stale statistics); MySQL/MariaDB:
-the claim's ORDER BY is served by an index and a producer INSERT is not blocked by a claim.
+  static override description = `Creates a scratch table (outbox_verify_<random>, the normal DDL), runs the relay's own claim against it and drops it again, also on failure or Ctrl-C. Your tables and data are never touched.
+
+Checks: server version and SKIP LOCKED; READ COMMITTED; N concurrent claimers over M events with no double claim; a second session gets other rows at once (SQLite: waits for the single writer); a lapsed lease is taken over; LIMIT holds (PostgreSQL: with stale statistics); MySQL/MariaDB: the claim's ORDER BY is served by an index and a producer INSERT is not blocked by a claim.
+
 Exit 1 when a check fails, 2 for bad input or an unreachable database.`
   static override examples = [
     '<%= config.bin %> verify --url postgres://postgres@127.0.0.1:5432/app',

@@ -191,6 +191,14 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   explain: (statement) => sql`EXPLAIN ${statement}`,
   analyze: (names) => sql`ANALYZE ${raw(table(names, 'outbox'))}`,
   dropOutbox: (names) => sql`DROP TABLE IF EXISTS ${raw(table(names, 'outbox'))}`,
+
+  // --- relay (issue 3) ---
+  relayBacklog: (names) =>
+    sql`SELECT count(*) FILTER (WHERE failed_at IS NULL) AS pending, count(*) FILTER (WHERE failed_at IS NOT NULL) AS failed,
+  count(*) FILTER (WHERE failed_at IS NULL AND lease_owner IS NULL AND lease_until > ${raw(NOW)}) AS retrying,
+  count(*) FILTER (WHERE failed_at IS NULL AND lease_owner IS NOT NULL AND lease_until >= ${raw(NOW)}) AS in_flight,
+  extract(epoch FROM ${raw(NOW)} - min(created_at) FILTER (WHERE failed_at IS NULL))::double precision AS oldest_pending_seconds
+FROM ${raw(table(names, 'outbox'))} WHERE published_at IS NULL`,
 }
 
 function supportsSkipLocked(version: string): boolean {

@@ -170,6 +170,22 @@ for (const target of matrix) {
       expect(effects).toBe(1)
     })
 
+    it('when the first half used up most of the lease, the second half is handed back unsent', async () => {
+      const ids = await seedEvents(db, names, {count: 4})
+      const publisher = new RecordingPublisher(async () => {
+        await sleep(200)
+        return {ok: true}
+      })
+      // halves of 2 events x 200ms = 400ms > 80% of a 450ms lease
+      const result = await relay({publisher, leaseMs: 450, owner: 'late'}).drainOnce()
+      expect(publisher.sent.slice(0, 2).map((e) => e.id)).toEqual(ids.slice(0, 2))
+      expect((await row(ids[0])).published_at).not.toBeNull()
+      expect(result.published).toBeGreaterThanOrEqual(2)
+      // the second half went back unsent and was then claimed again, first half of a new batch
+      expect(publisher.counts().get(ids[2])).toBe(1)
+      expect(Number((await row(ids[2])).attempts)).toBe(1)
+    })
+
     it('a late failure from a relay that lost its lease does not touch the new owner', async () => {
       const [id] = await seedEvents(db, names, {count: 1})
       const hold = gate()

@@ -1,13 +1,13 @@
 // `outbox verify` on every dialect, from code and from the CLI, and proof that it fails when
 // the claim is wrong: each broken claim below must turn the matching check red.
-import {spawnSync} from 'node:child_process'
+import {spawn, spawnSync} from 'node:child_process'
 import {describe, expect, it} from 'vitest'
 import {DIALECTS, raw, sql} from '../dialects/index.js'
 import {openDb} from '../src/db/index.js'
 import {verify} from '../src/verify/run.js'
 import type {VerifyReport} from '../src/verify/types.js'
 import {articleClaim, ignoringLeases, NESTED_LOOP_SETTINGS, withoutIndex, withoutSkipLocked} from './helpers/broken-claims.js'
-import {targets} from './helpers/targets.js'
+import {sqliteUrl, targets} from './helpers/targets.js'
 
 const matrix = await targets()
 const NOT_APPLICABLE = {postgres: ['index'], mysql: [], sqlite: ['isolation', 'index', 'producer']}
@@ -132,6 +132,32 @@ describe.skipIf(!pg.available)('verify CLI on a database that defaults to REPEAT
       await run(`DROP SCHEMA IF EXISTS ${role} CASCADE`).catch(() => {})
       await run(`DROP ROLE IF EXISTS ${role}`).catch(() => {})
       await admin.close()
+    }
+  })
+})
+
+describe('verify CLI interrupted', () => {
+  it('Ctrl-C stops it, drops the scratch table and exits 130', async () => {
+    const url = sqliteUrl() // a file of its own: any outbox_verify_ table in it is this run's
+    const child = spawn(process.execPath, ['bin/run.js', 'verify', '--url', url, '--events', '20000'], {env: {...process.env, NO_COLOR: '1'}})
+    let stderr = ''
+    child.stderr.on('data', (d) => (stderr += d))
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
+    const db = await openDb(url, {poolSize: 1})
+    const scratch = () => db.query<{name: string}>(sql`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'outbox_verify_%'`)
+    try {
+      while ((await scratch()).length === 0) {
+        if (child.exitCode !== null) throw new Error(`verify ended before it created its table: ${stderr}`)
+        await new Promise((r) => setTimeout(r, 20))
+      }
+      child.kill('SIGINT')
+      expect(await exited).toBe(130)
+      expect(stderr).toMatch(/^outbox: interrupted; dropping the scratch table/m)
+      expect(stderr).toMatch(/^outbox: verify was interrupted. The scratch table was dropped/m)
+      expect(await scratch()).toEqual([])
+    } finally {
+      child.kill('SIGKILL')
+      await db.close()
     }
   })
 })

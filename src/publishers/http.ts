@@ -86,7 +86,14 @@ export class HttpPublisher implements Publisher {
     this.source = options.source ?? 'outbox'
     this.timeoutMs = options.timeoutMs ?? 10_000
     this.concurrency = Math.max(1, options.concurrency ?? 16)
-    this.extraHeaders = options.headers ?? {}
+    this.extraHeaders = {...options.headers}
+    // fetch refuses URLs with credentials: user:password@ becomes Basic authorization.
+    if (this.target.username || this.target.password) {
+      const credentials = `${decodeURIComponent(this.target.username)}:${decodeURIComponent(this.target.password)}`
+      this.extraHeaders.authorization ??= `Basic ${Buffer.from(credentials).toString('base64')}`
+      this.target.username = ''
+      this.target.password = ''
+    }
     this.maxErrorBody = options.maxErrorBody ?? 500
   }
 

@@ -55,6 +55,8 @@ export interface DrainResult {
 
 const SILENT: RelayLogger = {info() {}, warn() {}, error() {}}
 const MAX_IDLE_BACKOFF_MS = 30_000
+/** share of the lease after which the unsent half of a batch is handed back, not sent */
+const LATE_FRACTION = 0.8
 
 function checkInt(value: number, name: string, min: number): number {
   if (!Number.isSafeInteger(value) || value < min) throw new UsageError(`relay ${name} must be a whole number >= ${min} (got ${value})`, `Pass a valid ${name}`)
@@ -112,6 +114,11 @@ export class Relay {
     this.logger = options.logger ?? SILENT
     this.listen = options.listen ?? false
     this.maxErrorLength = options.maxErrorLength ?? 2000
+  }
+
+  /** True while a LISTEN connection is attached (PostgreSQL with listen: true). */
+  get listening(): boolean {
+    return this.listener !== undefined
   }
 
   /** Claims, publishes and settles until nothing is deliverable right now. Database errors reject. */
@@ -199,6 +206,12 @@ export class Relay {
     if (events.length === 0) return undefined
     const started = performance.now()
     failpoint('relay.after-claim')
+    if (this.stopping) {
+      // stop() came while we were claiming: nothing of this batch is in flight, hand it all back.
+      const released = await releaseLeases(this.db, this.names, events.map((e) => e.id), this.owner)
+      this.logger.info('batch released on stop', {claimed: events.length, released})
+      return {published: 0, retried: 0, failed: 0, batches: 1}
+    }
     // Two halves, so "part of the batch sent" is a real state a crash can leave behind, and a
     // stop between them hands the unsent half back at once instead of letting it lapse.
     const half = events.length > 1 ? Math.ceil(events.length / 2) : events.length
@@ -208,7 +221,11 @@ export class Relay {
     failpoint('relay.mid-batch')
     let released = 0
     if (second.length > 0) {
-      if (this.stopping) released = await releaseLeases(this.db, this.names, second.map((e) => e.id), this.owner)
+      // Past most of the lease, the second half may already be another relay's: sending it
+      // would only make duplicates. Hand it back (a no-op for rows taken over) instead.
+      const late = performance.now() - started >= this.claim.leaseMs * LATE_FRACTION
+      if (late) this.logger.warn('first half of the batch took most of the lease; handing the rest back', {handedBack: second.length, leaseMs: this.claim.leaseMs})
+      if (this.stopping || late) released = await releaseLeases(this.db, this.names, second.map((e) => e.id), this.owner)
       else results.push(...(await this.send(second)))
     }
     const sent = events.slice(0, results.length)
@@ -221,10 +238,14 @@ export class Relay {
     failpoint('relay.after-mark')
     const ms = performance.now() - started
     this.metrics.observeBatch(ms / 1000)
-    this.logger.info(
-      `batch claimed=${events.length} published=${outcome.published} retried=${outcome.retried} failed=${outcome.failed}${released ? ` released=${released}` : ''} ms=${ms.toFixed(1)}`,
-      {claimed: events.length, ...outcome, released, ms: Math.round(ms * 10) / 10},
-    )
+    this.logger.info('batch', {
+      claimed: events.length,
+      published: outcome.published,
+      retried: outcome.retried,
+      failed: outcome.failed,
+      released: released || undefined,
+      ms: Math.round(ms * 10) / 10,
+    })
     return outcome
   }
 

@@ -21,8 +21,14 @@ export async function renderVerifyTable(checks: CheckResult[], width = process.s
 /** Rewrites one stderr line while checks run; a no-op when stderr is not a terminal. */
 export function progressLine(stream: NodeJS.WriteStream = process.stderr) {
   if (!stream.isTTY) return {update: (_: Progress) => {}, clear: () => {}}
+  let last = 0
   return {
-    update: (p: Progress) => stream.write(`\r\u001b[K[${p.index + 1}/${p.total}] ${p.title}${p.note ? `  ${p.note}` : ''}`),
+    update: (p: Progress) => {
+      // notes arrive per claimed batch; a few redraws a second are enough
+      if (p.note && performance.now() - last < 100) return
+      last = performance.now()
+      stream.write(`\r\u001b[K[${p.index + 1}/${p.total}] ${p.title}${p.note ? `  ${p.note}` : ''}`)
+    },
     clear: () => stream.write('\r\u001b[K'),
   }
 }
