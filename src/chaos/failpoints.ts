@@ -12,6 +12,8 @@ export const STEPS = [
   'relay.after-mark',
   'consumer.before-commit',
   'consumer.after-commit',
+  // outbox archive: a batch copied into the archive table, not yet deleted, not committed
+  'archive.mid-batch',
 ] as const
 
 export type Step = (typeof STEPS)[number]
