@@ -48,3 +48,14 @@ export function pgConfig(url = PG_URL) {
     database: decodeURIComponent(u.pathname.slice(1)),
   }
 }
+
+/** Undefined when the server answers, else the reason (suites skip that database, noted). */
+export async function unreachable(url) {
+  try {
+    const db = await lib.openDb(url, {poolSize: 1, connectTimeoutMs: 3000})
+    await db.close()
+    return undefined
+  } catch (error) {
+    return error.message
+  }
+}

@@ -29,31 +29,51 @@ export default async function peers({quick, log}) {
   await ensurePgDatabase()
   const tools = [outboxPeer({concurrency: 1}), outboxPeer({concurrency: 4}), outboxPeer({concurrency: 4, batch: 500}), pgBossPeer({concurrency: 1}), pgBossPeer({concurrency: 4}), graphilePeer(), ptxoPeer()]
   const runs = Object.fromEntries(tools.map((t) => [t.key, []]))
-  const opened = []
+  // A peer that cannot install, connect or finish is reported, not fatal; our relay failing is.
+  const failed = {}
+  const drop = (tool, error) => {
+    if (tool.key.startsWith('outbox')) throw error
+    failed[tool.key] = error.message
+    log(`${tool.key}: FAILED ${error.message}`)
+  }
+  let opened = []
   try {
-    for (const tool of tools) opened.push([tool, await tool.open()])
+    for (const tool of tools) {
+      try {
+        opened.push([tool, await tool.open()])
+      } catch (error) {
+        drop(tool, error)
+      }
+    }
     for (let round = 0; round < rounds; round++) {
       const order = opened.map((_, i) => opened[(i + round) % opened.length])
       for (const [tool, instance] of order) {
-        await instance.prepare(n)
-        const result = await instance.drain(n)
-        if (result.moved < n) throw new Error(`${tool.key} moved ${result.moved} of ${n}`)
-        const perSecond = (n / result.ms) * 1000
-        runs[tool.key].push({...result, perSecond})
-        log(`round ${round + 1}/${rounds} ${tool.key}: ${fmt(perSecond, 0)}/s (${fmt(result.ms, 0)} ms)`)
+        try {
+          await instance.prepare(n)
+          const result = await instance.drain(n)
+          if (result.moved < n) throw new Error(`moved ${result.moved} of ${n}`)
+          const perSecond = (n / result.ms) * 1000
+          runs[tool.key].push({...result, perSecond})
+          log(`round ${round + 1}/${rounds} ${tool.key}: ${fmt(perSecond, 0)}/s (${fmt(result.ms, 0)} ms)`)
+        } catch (error) {
+          drop(tool, error)
+          await instance.close().catch(() => {})
+          opened = opened.filter(([t]) => t !== tool)
+        }
       }
     }
   } finally {
     for (const [, instance] of opened) await instance.close().catch((e) => log(`close: ${e.message}`))
   }
 
-  const rates = Object.fromEntries(tools.map((t) => [t.key, summary(runs[t.key].map((r) => r.perSecond))]))
-  const ratios = PAIRS.map(([ours, peer]) => ({ours, peer, ...summary(runs[ours].map((r, i) => r.perSecond / runs[peer][i].perSecond))}))
-  const startup = summary(runs['graphile-worker'].map((r) => r.startupMs))
+  const measured = tools.filter((t) => !failed[t.key])
+  const rates = Object.fromEntries(measured.map((t) => [t.key, summary(runs[t.key].map((r) => r.perSecond))]))
+  const ratios = PAIRS.filter(([, peer]) => !failed[peer]).map(([ours, peer]) => ({ours, peer, ...summary(runs[ours].map((r, i) => r.perSecond / runs[peer][i].perSecond))}))
+  const startup = failed['graphile-worker'] ? undefined : summary(runs['graphile-worker'].map((r) => r.startupMs))
   return {
     title: 'Peers on the same PostgreSQL (same run)',
-    markdown: markdown({n, rounds, tools, rates, ratios, startup}),
-    raw: {n, rounds, url: redact(PG_URL), versions: peerVersions(), runs, rates, ratios, graphileStartupMs: startup},
+    markdown: markdown({n, rounds, tools, measured, failed, rates, ratios, startup}),
+    raw: {n, rounds, url: redact(PG_URL), versions: peerVersions(), runs, rates, ratios, failed, graphileStartupMs: startup},
   }
 }
 
@@ -61,7 +81,7 @@ function peerVersions() {
   return {'pg-boss': version('pg-boss'), 'graphile-worker': version('graphile-worker'), 'pg-transactional-outbox': version('pg-transactional-outbox')}
 }
 
-function markdown({n, rounds, tools, rates, ratios, startup}) {
+function markdown({n, rounds, tools, measured, failed, rates, ratios, startup}) {
   const label = Object.fromEntries(tools.map((t) => [t.key, t.label]))
   const v = peerVersions()
   const lines = [
@@ -69,7 +89,8 @@ function markdown({n, rounds, tools, rates, ratios, startup}) {
     '',
     '| tool | jobs/s |',
     '|---|---|',
-    ...tools.map((t) => `| ${t.label} | ${spread(rates[t.key], 0)} |`),
+    ...measured.map((t) => `| ${t.label} | ${spread(rates[t.key], 0)} |`),
+    ...tools.filter((t) => failed[t.key]).map((t) => `| ${t.label} | did not run: ${failed[t.key]} |`),
     '',
     '| relay ÷ peer | ratio |',
     '|---|---|',
@@ -80,7 +101,7 @@ function markdown({n, rounds, tools, rates, ratios, startup}) {
   const close = ratios.filter((r) => r.median >= 1 && r.median < 1.5)
   if (slower.length) lines.push(`**Faster than the relay in this run:** ${slower.map((r) => `${label[r.peer]} (relay at ${fmt(r.median, 2)}×)`).join('; ')}.`, '')
   if (close.length) lines.push(`**Not a clear factor:** ${close.map((r) => `${label[r.peer]} (relay at ${fmt(r.median, 2)}×)`).join('; ')}.`, '')
-  lines.push(`graphile-worker's time includes its runner start-up (\`run()\` to the first job: median ${fmt(startup.median, 0)} ms, min ${fmt(startup.min, 0)}, max ${fmt(startup.max, 0)}).`, '')
+  if (startup) lines.push(`graphile-worker's time includes its runner start-up (\`run()\` to the first job: median ${fmt(startup.median, 0)} ms, min ${fmt(startup.min, 0)}, max ${fmt(startup.max, 0)}).`, '')
   lines.push(
     'What bounds each tool here (all wait on PostgreSQL, not on Node: a CPU profile of the relay drain is ~95% idle): the relay spends two statements per batch — the claim (an UPDATE that takes the lease, HOT when the page has room) and the mark (an UPDATE of `published_at`, which is in the pending index\'s predicate, so never HOT) — each its own commit. graphile-worker fetches 500 jobs per statement into its local queue and completes them with batched DELETEs, so it makes fewer round trips per job than a 100-event batch; the batch-500 relay row shows the relay at the same fetch size. pg-boss sorts the queue\'s pending jobs on every fetch (its index does not serve the ORDER BY), so a fetch gets slower as the queue gets longer. pg-transactional-outbox handles each message in its own transaction (lock, handler, mark) after a plpgsql function picks the batch row by row with NOWAIT locks.',
     '',
