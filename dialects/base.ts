@@ -10,6 +10,7 @@ export function indexNames(names: TableNames) {
     claim: `${names.outbox}_claim_idx`,
     createdAt: `${names.outbox}_created_at_idx`,
     failed: `${names.outbox}_failed_idx`,
+    published: `${names.outbox}_published_idx`,
     inboxAggregate: `${names.inbox}_aggregate_idx`,
     archiveCreatedAt: `${names.archive}_created_at_idx`,
   }

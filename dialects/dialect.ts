@@ -153,4 +153,13 @@ export interface Dialect {
    * Served to `outbox relay --metrics-port` and its --once exit code.
    */
   relayBacklog(names: TableNames): Sql
+
+  // ---- operations (status, failed, replay, archive) ----
+  /** SQL expression: seconds (fractional) from one timestamp expression to another */
+  secondsBetween(from: string, to: string): string
+  /**
+   * SQL expression: a timestamp column as text that, bound back as a parameter, compares
+   * equal to the stored value (full precision), for keyset cursors over (created_at, id).
+   */
+  exactTime(column: string): string
 }

@@ -229,6 +229,13 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   COALESCE(SUM(failed_at IS NULL AND lease_owner IS NOT NULL AND lease_until >= ${raw(NOW)}), 0) AS in_flight,
   TIMESTAMPDIFF(MICROSECOND, MIN(CASE WHEN failed_at IS NULL THEN created_at END), ${raw(NOW)}) / 1000000 AS oldest_pending_seconds
 FROM ${raw(table(names, 'outbox'))} WHERE published_at IS NULL`,
+
+  // ---- operations (status, failed, replay, archive) ----
+  // The claim index (published_at, failed_at, created_at, id) already serves status's
+  // pending, failed and published-window ranges: no extra index on this dialect.
+  secondsBetween: (from, to) => `(TIMESTAMPDIFF(MICROSECOND, ${from}, ${to}) / 1000000)`,
+  // mysql2 parses DATETIME(6) into a millisecond Date; the cursor needs the microseconds.
+  exactTime: (column) => `DATE_FORMAT(${column}, '%Y-%m-%d %H:%i:%s.%f')`,
 }
 
 function isMariaDb(version: string): boolean {

@@ -31,3 +31,25 @@ export {runRelayService, type RelayServiceOptions, type RelayServiceResult} from
 export {relayBacklog, type Backlog} from './relay/backlog.js'
 export {createLogger, type LogFormat, type LoggerOptions} from './relay/logger.js'
 export {serveMetrics, type MetricsServer} from './relay/metrics-server.js'
+// chaos: the kill-at-each-step harness (`outbox chaos`)
+export {STEPS, OTHER_FAILPOINTS, failpoint, armFailpoints, type Step, type ChaosStep} from './chaos/failpoints.js'
+export {
+  runChaos,
+  parseBrokerUrl,
+  SCENARIOS,
+  SCENARIO_DESCRIPTIONS,
+  type ChaosOptions,
+  type ChaosReport,
+  type ChaosProgress,
+  type CaseSummary,
+  type RunResult,
+  type KillRecord,
+  type ScenarioKind,
+  type Verdict,
+} from './chaos/runner.js'
+export {ordersScenario, loadScenario, type Scenario, type ScenarioContext, type DeliveredEvent, type Intent} from './chaos/scenario.js'
+export {STRATEGIES, CONSUMER_MODES, STRATEGY_DESCRIPTIONS, CONSUMER_DESCRIPTIONS, type Strategy, type ConsumerMode} from './chaos/strategies.js'
+export {checkInvariants, INVARIANTS, type InvariantName, type Violation, type Observed} from './chaos/invariants.js'
+export {LoopbackBroker, type LoopbackBrokerOptions, type BrokerStats, type CloudEvent} from './chaos/broker.js'
+export {renderJunit} from './render/junit.js'
+export {renderChaosReport} from './render/chaos.js'

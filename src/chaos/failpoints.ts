@@ -3,6 +3,7 @@
 // Unarmed, a failpoint costs one Map lookup.
 import {writeSync} from 'node:fs'
 
+/** The steps `outbox chaos` kills at (DESIGN.md's table), in pipeline order. */
 export const STEPS = [
   'producer.before-commit',
   'producer.after-commit',
@@ -14,7 +15,14 @@ export const STEPS = [
   'consumer.after-commit',
 ] as const
 
-export type Step = (typeof STEPS)[number]
+/** Failpoints outside the chaos pipeline, exercised by their own tests. */
+export const OTHER_FAILPOINTS = [
+  // outbox archive: a batch copied into the archive table, not yet deleted, not committed
+  'archive.mid-batch',
+] as const
+
+export type Step = (typeof STEPS)[number] | (typeof OTHER_FAILPOINTS)[number]
+export type ChaosStep = (typeof STEPS)[number]
 
 interface Armed {
   action: 'kill'

@@ -43,9 +43,14 @@ export abstract class OutboxCommand extends Command {
   /** --timeout from argv (before parse, so it also bounds connecting), else the command's default. */
   private timeoutMs(): number | undefined {
     const i = this.argv.findIndex((a) => a === '--timeout' || a.startsWith('--timeout='))
-    if (i === -1) return (this.constructor as typeof OutboxCommand).defaultTimeoutMs
+    if (i === -1) return this.defaultTimeout()
     const value = this.argv[i].includes('=') ? this.argv[i].slice('--timeout='.length) : this.argv[i + 1]
     return parseDuration(value ?? '', 'timeout') // a bad value is a one-line usage error (exit 2)
+  }
+
+  /** the timeout when --timeout is not given; a command that runs until stopped in some modes (status --watch) overrides it */
+  protected defaultTimeout(): number | undefined {
+    return (this.constructor as typeof OutboxCommand).defaultTimeoutMs
   }
 
   protected override async catch(error: unknown): Promise<never> {

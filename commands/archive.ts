@@ -1,0 +1,64 @@
+import {Flags} from '@oclif/core'
+import {destructiveFlags, OpsCommand, opsFlags} from '../src/cli/ops-command.js'
+import {positiveInt} from '../src/cli/sql-command.js'
+import type {ArchiveOptions, ArchiveResult} from '../src/ops/archive.js'
+import {parseDuration, parseTimePoint} from '../src/time.js'
+
+export default class Archive extends OpsCommand {
+  static override summary = 'Move published events created before a cutoff to the archive table (or delete them)'
+  static override description = `Touches only events that are published, not failed, created before --before (exclusive)
+and published before now - --min-published-age (exclusive; default 24h), so consumers can
+still replay recent ones. Unpublished and failed events are never touched.
+Each batch copies its rows into the archive table and deletes them from the outbox in one
+transaction: a crash at any moment leaves every event in exactly one of the two tables.
+--delete purges instead of moving. --to-file appends every row as JSON Lines, synced to
+disk before its batch commits (after a crash a row may appear twice in the file, never zero
+times). Times: ISO-8601 with Z or an offset, a bare date (UTC), or a duration meaning ago on
+the database clock. Without a terminal it needs --yes; --dry-run changes nothing.`
+  static override examples = [
+    '<%= config.bin %> archive --before 30d --dry-run',
+    '<%= config.bin %> archive --before 30d --yes',
+    '<%= config.bin %> archive --before 2026-01-01 --to-file events-2025.jsonl --delete --yes',
+    '<%= config.bin %> archive --before 7d --min-published-age 3d --batch 5000 --yes --json',
+  ]
+  static override flags = {
+    ...opsFlags,
+    ...destructiveFlags,
+    before: Flags.string({description: 'created_at before this time (exclusive): ISO-8601 or a duration meaning ago (30d)', required: true, helpValue: 'TIME'}),
+    'min-published-age': Flags.string({description: 'and published at least this long ago', default: '24h', helpValue: 'DURATION'}),
+    delete: Flags.boolean({description: 'delete instead of moving to the archive table'}),
+    'to-file': Flags.string({description: 'also append the rows to this JSON Lines file', helpValue: 'FILE'}),
+  }
+
+  async run(): Promise<ArchiveResult> {
+    const {flags} = await this.parse(Archive)
+    parseTimePoint(flags.before, 'before') // validate before connecting; evaluated on the database clock
+    const options: ArchiveOptions = {
+      before: flags.before,
+      minPublishedAgeMs: parseDuration(flags['min-published-age'], 'min-published-age', {allowZero: true}),
+      delete: flags.delete,
+      toFile: flags['to-file'],
+      batch: positiveInt(flags.batch, 'batch', 10_000),
+    }
+    this.requireYesWithoutTty(flags, 'archive')
+    const settings = this.connection(flags)
+    const {archive, planArchive} = await import('../src/ops/archive.js')
+    const {renderArchive} = await import('../src/render/batch-result.js')
+    const verb = options.delete ? 'delete' : 'archive'
+
+    const result = await this.withDb(settings, (db) =>
+      this.planConfirmRun(flags, {
+        plan: () => planArchive(db, settings.tables, options),
+        count: (plan) => plan.archived,
+        announce: (plan) => `${verb}: ${plan.archived} published event(s) created before ${plan.before}, published before ${plan.publishedBefore}`,
+        question: (plan) => `${options.delete ? 'Delete' : 'Archive'} ${plan.archived} event(s)?`,
+        progressVerb: options.delete ? 'deleted' : 'archived',
+        // the cutoffs as planned, not re-evaluated against a later clock
+        run: (plan, onProgress) =>
+          archive(db, settings.tables, {...options, before: new Date(plan.before), publishedBefore: new Date(plan.publishedBefore), onProgress}),
+      }),
+    )
+    if (!this.jsonEnabled()) process.stdout.write(await renderArchive(result))
+    return result
+  }
+}

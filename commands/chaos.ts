@@ -1,0 +1,105 @@
+import {writeFileSync} from 'node:fs'
+import {Flags} from '@oclif/core'
+import {OutboxCommand} from '../src/cli/base.js'
+import {STEPS, type ChaosStep as Step} from '../src/chaos/failpoints.js'
+import {SCENARIOS, type ChaosReport, type ScenarioKind} from '../src/chaos/runner.js'
+import {CONSUMER_MODES, STRATEGIES, type ConsumerMode, type Strategy} from '../src/chaos/strategies.js'
+import {EXIT, UsageError} from '../src/errors.js'
+import {parseDuration} from '../src/time.js'
+
+function list<T extends string>(value: string | undefined, allowed: readonly T[], flag: string): T[] | undefined {
+  if (value === undefined) return undefined
+  const items = value.split(',').map((s) => s.trim()).filter(Boolean)
+  const bad = items.filter((i) => !allowed.includes(i as T))
+  if (bad.length || items.length === 0) throw new UsageError(`--${flag}: unknown ${bad.length ? bad.join(', ') : '(empty list)'}`, `Use a comma-separated list of: ${allowed.join(', ')}`)
+  return items as T[]
+}
+
+export default class Chaos extends OutboxCommand {
+  static override summary = 'Kill producer, relay and consumer processes at every step, then prove nothing was lost, duplicated or stuck'
+  static override description = `Spawns real worker processes running this project's producer, relay and consumer, arms one
+failpoint per run (the process SIGKILLs itself at that step), restarts it without failpoints,
+lets everything drain and checks on the database: atomic (business rows and events agree),
+delivered, effect once, nothing stuck, order. Also runs scenarios beyond kills: broker down,
+out-of-order delivery, a poison message, concurrent relays with kills among them.
+
+Without --url it runs on a SQLite file in a temporary directory. With --url it uses
+PostgreSQL or MySQL/MariaDB, in its own scratch tables (chaos_<random>_*), dropped after each
+run; OUTBOX_DATABASE_URL and DATABASE_URL are deliberately not read. The broker is one the
+harness hosts on loopback unless --broker names a real one.
+
+Exit 0 only when every invariant held and every step was exercised; 1 otherwise.
+The broken strategies (--strategy dual-write-*, --consumer naive) show what a failure looks like.`
+  static override examples = [
+    '<%= config.bin %> chaos',
+    '<%= config.bin %> chaos --url postgres://postgres@127.0.0.1:5432/app --junit chaos.xml',
+    '<%= config.bin %> chaos --steps relay.after-send,consumer.after-commit --iterations 5 --seed 42',
+    '<%= config.bin %> chaos --strategy dual-write-commit-first',
+    '<%= config.bin %> chaos --consumer naive --scenarios none',
+    '<%= config.bin %> chaos --scenario ./chaos-scenario.js --url mysql://root@127.0.0.1:3306/app',
+    '<%= config.bin %> chaos --broker amqp://guest:guest@127.0.0.1:5672 --json',
+  ]
+  static override enableJsonFlag = true
+  static override flags = {
+    url: Flags.string({description: 'PostgreSQL or MySQL/MariaDB URL, or sqlite:PATH (default: a temporary SQLite file)', helpValue: 'URL'}),
+    steps: Flags.string({description: `steps to kill at, comma-separated (default all: ${STEPS.join(', ')})`, helpValue: 'STEP,...'}),
+    scenarios: Flags.string({
+      description: `scenarios beyond kills (default all: ${SCENARIOS.join(', ')}; with --broker only concurrent-relays, the others are staged by the loopback broker; "none" for kills only)`,
+      helpValue: 'NAME,...',
+    }),
+    iterations: Flags.integer({description: 'runs per step', default: 1, min: 1}),
+    seed: Flags.integer({description: 'makes a run repeatable (chooses which hit of a step is killed); printed with every report', min: 1}),
+    strategy: Flags.string({description: 'how the producer publishes (dual-write-* are broken on purpose)', options: [...STRATEGIES], default: 'outbox'}),
+    consumer: Flags.string({description: 'consumer dedupe (naive is broken on purpose)', options: [...CONSUMER_MODES], default: 'idempotent'}),
+    relays: Flags.integer({description: 'relay processes per run (concurrent-relays uses at least 3)', default: 1, min: 1, max: 16}),
+    orders: Flags.integer({description: 'business size of one run (orders in the built-in scenario)', default: 3, min: 1, max: 1000}),
+    scenario: Flags.string({description: 'ES module with your business write, effect and invariant (see README)', helpValue: 'FILE'}),
+    broker: Flags.string({description: 'real broker between relay and consumer: amqp://... or nats://... (default: loopback)', helpValue: 'URL'}),
+    junit: Flags.string({description: 'also write a JUnit XML report (one testcase per step and scenario)', helpValue: 'FILE'}),
+    'run-timeout': Flags.string({description: 'give up on one run that has not drained after this long', default: '30s', helpValue: 'DURATION'}),
+    keep: Flags.boolean({description: 'keep the scratch tables (and the SQLite file) for inspection'}),
+  }
+
+  async run(): Promise<ChaosReport> {
+    const {flags} = await this.parse(Chaos)
+    const steps = list<Step>(flags.steps, STEPS, 'steps')
+    const scenarios = flags.scenarios === 'none' ? [] : list<ScenarioKind>(flags.scenarios, SCENARIOS, 'scenarios')
+    const runTimeoutMs = parseDuration(flags['run-timeout'], 'run-timeout')
+    this.secretUrl = flags.url
+    const [{runChaos}, {renderChaosReport, chaosProgress}, {randomSeed}] = await Promise.all([
+      import('../src/chaos/runner.js'),
+      import('../src/render/chaos.js'),
+      import('../src/chaos/seed.js'),
+    ])
+    const json = this.jsonEnabled()
+    const seed = flags.seed ?? randomSeed()
+    // the seed first, so a run that is interrupted can still be repeated
+    if (!json) process.stderr.write(`outbox chaos: seed ${seed} (repeat with --seed ${seed})\n`)
+    const report = await runChaos({
+      seed,
+      url: flags.url,
+      steps,
+      scenarios,
+      iterations: flags.iterations,
+      strategy: flags.strategy as Strategy,
+      consumer: flags.consumer as ConsumerMode,
+      relays: flags.relays,
+      orders: flags.orders,
+      scenarioPath: flags.scenario,
+      broker: flags.broker,
+      runTimeoutMs,
+      keep: flags.keep,
+      onProgress: json ? undefined : chaosProgress(),
+    })
+    if (flags.junit) {
+      const {renderJunit} = await import('../src/render/junit.js')
+      writeFileSync(flags.junit, renderJunit(report))
+    }
+    if (!json) process.stdout.write(await renderChaosReport(report))
+    if (!report.ok) {
+      if (json) this.logJson(report)
+      this.exit(EXIT.check)
+    }
+    return report
+  }
+}

@@ -1,0 +1,38 @@
+import {Flags} from '@oclif/core'
+import {OpsCommand, opsFlags} from '../../src/cli/ops-command.js'
+import {positiveInt} from '../../src/cli/sql-command.js'
+import type {FailedList} from '../../src/ops/failed.js'
+import {parseTimePoint} from '../../src/time.js'
+
+export default class Failed extends OpsCommand {
+  static override summary = 'List failed events (exhausted their attempts) with their last error'
+  static override description = `Newest failure first. The table shows the first line of last_error, truncated; --json and
+"outbox failed show ID" give it in full. Failed events are never claimed again until
+replayed: outbox replay --failed (or --ids).`
+  static override examples = [
+    '<%= config.bin %> failed --url postgres://app@db/app',
+    '<%= config.bin %> failed --type order.created --since 2h',
+    '<%= config.bin %> failed --since 2026-01-31T00:00:00Z --limit 500 --json',
+    '<%= config.bin %> failed show 0190f5e4-6c1a-7b9e-8d2f-3a4b5c6d7e8f',
+  ]
+  static override flags = {
+    ...opsFlags,
+    type: Flags.string({description: 'only this event_type (repeatable)', multiple: true, helpValue: 'TYPE'}),
+    since: Flags.string({description: 'failed at or after this time: ISO-8601 with offset, or a duration meaning ago (2h, 7d)', helpValue: 'TIME'}),
+    limit: Flags.string({description: 'list at most N events', default: '50', helpValue: 'N'}),
+  }
+
+  async run(): Promise<FailedList> {
+    const {flags} = await this.parse(Failed)
+    const limit = positiveInt(flags.limit, 'limit', 100_000)
+    const since = flags.since === undefined ? undefined : parseTimePoint(flags.since, 'since')
+    const settings = this.connection(flags)
+    const {listFailed} = await import('../../src/ops/failed.js')
+    const list = await this.withDb(settings, (db) => listFailed(db, settings.tables, {types: flags.type, since, limit}))
+    if (!this.jsonEnabled()) {
+      const {renderFailedList} = await import('../../src/render/events.js')
+      process.stdout.write(await renderFailedList(list))
+    }
+    return list
+  }
+}

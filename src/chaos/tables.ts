@@ -1,0 +1,61 @@
+// The harness's own scratch tables for one run: the outbox tables under a run prefix, plus a
+// log of every delivery the consumer received and every effect it applied. The SQL here is
+// portable (same text on all three dialects); dialect SQL stays in dialects/.
+import {raw, sql, type Dialect, type TableNames} from '../../dialects/index.js'
+import type {Db, Queryable} from '../db/index.js'
+import {applyInit} from '../init.js'
+import type {Scenario, ScenarioContext} from './scenario.js'
+
+export interface RunTables {
+  prefix: string
+  outbox: TableNames
+  /** one row per message the consumer received (outcome filled in after handling) */
+  deliveries: string
+  /** one row per applied side effect; seen_max = highest version applied before it, for the order check */
+  effects: string
+}
+
+export function runTables(prefix: string): RunTables {
+  return {
+    prefix,
+    outbox: {outbox: `${prefix}_outbox`, inbox: `${prefix}_inbox`, archive: `${prefix}_archive`},
+    deliveries: `${prefix}_deliveries`,
+    effects: `${prefix}_effects`,
+  }
+}
+
+const q = (dialect: Dialect, name: string) => raw(dialect.quoteIdent(name))
+
+export async function createRunTables(db: Db, t: RunTables, scenario: Scenario, ctx: ScenarioContext): Promise<void> {
+  await applyInit(db, t.outbox, {inbox: true, archive: false})
+  await db.execute(sql`CREATE TABLE IF NOT EXISTS ${q(db.dialect, t.deliveries)} (
+  delivery_id VARCHAR(64) NOT NULL PRIMARY KEY, event_id VARCHAR(64) NOT NULL, aggregate_id VARCHAR(200),
+  aggregate_version INTEGER, outcome VARCHAR(16) NOT NULL, pid INTEGER NOT NULL)`)
+  await db.execute(sql`CREATE TABLE IF NOT EXISTS ${q(db.dialect, t.effects)} (
+  event_id VARCHAR(64) NOT NULL, aggregate_id VARCHAR(200), aggregate_version INTEGER, seen_max INTEGER, pid INTEGER NOT NULL)`)
+  await scenario.setup(db, ctx)
+}
+
+export async function dropRunTables(db: Db, t: RunTables, scenario: Scenario): Promise<void> {
+  const names = [t.outbox.outbox, t.outbox.inbox, t.deliveries, t.effects, ...scenario.tables.map((n) => `${t.prefix}_${n}`)]
+  for (const name of names) await db.execute(sql`DROP TABLE IF EXISTS ${q(db.dialect, name)}`).catch(() => {})
+}
+
+export async function recordDelivery(db: Queryable, dialect: Dialect, t: RunTables, d: {deliveryId: string; eventId: string; aggregateId: string | null; version: number | null}): Promise<void> {
+  await db.execute(sql`INSERT INTO ${q(dialect, t.deliveries)} (delivery_id, event_id, aggregate_id, aggregate_version, outcome, pid)
+VALUES (${d.deliveryId}, ${d.eventId}, ${d.aggregateId}, ${d.version}, 'received', ${process.pid})`)
+}
+
+export async function recordOutcome(db: Queryable, dialect: Dialect, t: RunTables, deliveryId: string, outcome: string): Promise<void> {
+  await db.execute(sql`UPDATE ${q(dialect, t.deliveries)} SET outcome = ${outcome} WHERE delivery_id = ${deliveryId}`)
+}
+
+/** Inside the effect's transaction: log it, with the highest version applied before it. */
+export async function recordEffect(tx: Queryable, dialect: Dialect, t: RunTables, e: {eventId: string; aggregateId: string | null; version: number | null}): Promise<void> {
+  const [row] = await tx.query<{m: unknown}>(sql`SELECT MAX(aggregate_version) AS m FROM ${q(dialect, t.effects)} WHERE aggregate_id = ${e.aggregateId}`)
+  const seen = row?.m == null ? null : Number(row.m)
+  await tx.execute(sql`INSERT INTO ${q(dialect, t.effects)} (event_id, aggregate_id, aggregate_version, seen_max, pid)
+VALUES (${e.eventId}, ${e.aggregateId}, ${e.version}, ${seen}, ${process.pid})`)
+}
+
+export const tableRef = q

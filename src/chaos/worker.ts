@@ -1,0 +1,149 @@
+// A chaos worker process: `node dist/src/chaos/worker.js` with OUTBOX_CHAOS_WORKER (JSON) set.
+// It runs the project's own producer (writeEvent), relay and consumer code against the run's
+// scratch tables; an armed failpoint (OUTBOX_FAILPOINTS) kills it by SIGKILL mid-step.
+// Protocol on stdout, one line each: "ready", "op <n>" before business op n starts, "done".
+import {randomUUID} from 'node:crypto'
+import {writeSync} from 'node:fs'
+import type {CompiledQuery as CompiledQueryType, Transaction} from 'kysely'
+import type {Sql} from '../../dialects/index.js'
+import {Consumer} from '../consumer.js'
+import {openDb, type Db, type Queryable, type Row} from '../db/index.js'
+import {writeEvent} from '../producer.js'
+import {failpoint} from './failpoints.js'
+import {loadScenario, scenarioContext, type DeliveredEvent, type Scenario, type ScenarioContext} from './scenario.js'
+import {openSource, openPublisher, type BrokerSpec} from './transport.js'
+import {recordDelivery, recordEffect, recordOutcome, runTables, type RunTables} from './tables.js'
+import {runRelay} from './relay-worker.js'
+import type {ConsumerMode, Strategy} from './strategies.js'
+
+export interface WorkerConfig {
+  role: 'producer' | 'relay' | 'consumer'
+  url: string
+  prefix: string
+  scenarioPath?: string
+  ops: number
+  /** producer: first op to run (after a restart, the op after the one that died) */
+  opStart?: number
+  /** producer: event ids to use for op n's first event (the poison message) */
+  ids?: Record<string, string>
+  strategy: Strategy
+  consumerMode: ConsumerMode
+  consumerName: string
+  broker: BrokerSpec
+  relay: {batch: number; leaseMs: number; pollMs: number; maxAttempts: number; backoff: {baseMs: number; capMs: number}; owner: string}
+}
+
+const say = (line: string) => writeSync(1, line + '\n')
+
+/** A Kysely transaction as the Queryable a scenario's write() receives. */
+function kyselyQueryable(trx: Transaction<any>, db: Db, CompiledQuery: typeof CompiledQueryType): Queryable {
+  const run = async (statement: Sql) => {
+    const {text, params} = db.dialect.compile(statement)
+    return trx.executeQuery(CompiledQuery.raw(text, params))
+  }
+  return {
+    query: async <R = Row>(s: Sql) => (await run(s)).rows as R[],
+    execute: async (s: Sql) => {
+      const r = await run(s)
+      return Number(r.numAffectedRows ?? r.numChangedRows ?? r.rows.length)
+    },
+  }
+}
+
+async function producer(config: WorkerConfig, db: Db, scenario: Scenario, ctx: ScenarioContext, t: RunTables): Promise<void> {
+  // kysely only here: it is the slowest import, and relay and consumer do not need it
+  const [kysely, {CompiledQuery}] = await Promise.all([db.kysely(), import('kysely')])
+  const q = (trx: Transaction<any>) => kyselyQueryable(trx, db, CompiledQuery)
+  const publisher = config.strategy === 'outbox' ? undefined : await openPublisher(config.broker)
+  for (let op = config.opStart ?? 0; op < config.ops; op++) {
+    say(`op ${op}`)
+    const fixedId = config.ids?.[String(op)]
+    if (config.strategy === 'outbox') {
+      // The pattern: business row and event in one transaction.
+      await kysely.transaction().execute(async (trx) => {
+        const events = await scenario.write(q(trx), op, ctx)
+        for (const [i, event] of events.entries()) await writeEvent(trx, {...event, id: i === 0 && fixedId ? fixedId : event.id}, {tables: t.outbox})
+        failpoint('producer.before-commit')
+      })
+      failpoint('producer.after-commit')
+    } else if (config.strategy === 'dual-write-commit-first') {
+      // Broken on purpose: commit, then publish directly. A crash in between loses the event.
+      const events = await kysely.transaction().execute(async (trx) => {
+        const written = await scenario.write(q(trx), op, ctx)
+        failpoint('producer.before-commit')
+        return written
+      })
+      failpoint('producer.after-commit')
+      await publisher!.send(events.map((e, i) => ({...e, id: i === 0 && fixedId ? fixedId : e.id ?? randomUUID()})))
+    } else {
+      // Broken on purpose: publish, then commit. A crash in between leaves a phantom event.
+      await kysely.transaction().execute(async (trx) => {
+        const events = await scenario.write(q(trx), op, ctx)
+        await publisher!.send(events.map((e, i) => ({...e, id: i === 0 && fixedId ? fixedId : e.id ?? randomUUID()})))
+        failpoint('producer.before-commit')
+      })
+      failpoint('producer.after-commit')
+    }
+  }
+  await publisher?.close()
+  say('done')
+}
+
+async function consumer(config: WorkerConfig, db: Db, scenario: Scenario, ctx: ScenarioContext, t: RunTables): Promise<void> {
+  const source = await openSource(config.broker, config.consumerName, t.prefix)
+  const inbox = new Consumer(db, {consumer: config.consumerName, tables: t.outbox, checkVersion: true})
+  let stopping = false
+  let busy = false
+  // between messages a stop is immediate; mid-message, the message is finished first
+  process.once('SIGTERM', () => (busy ? (stopping = true) : process.exit(0)))
+  say('ready')
+  while (!stopping) {
+    busy = false
+    const message = await source.next()
+    if (!message) continue
+    busy = true
+    const event: DeliveredEvent = message.event
+    const deliveryId = randomUUID()
+    await recordDelivery(db, db.dialect, t, {deliveryId, eventId: event.id, aggregateId: event.aggregateId, version: event.aggregateVersion})
+    const effect = async (tx: Queryable) => {
+      await scenario.effect(tx, event, ctx)
+      await recordEffect(tx, db.dialect, t, {eventId: event.id, aggregateId: event.aggregateId, version: event.aggregateVersion})
+    }
+    let outcome: string
+    if (config.consumerMode === 'naive') {
+      // Broken on purpose: no inbox, so a redelivered message is applied again.
+      await db.transaction(async (tx) => {
+        await effect(tx)
+        failpoint('consumer.before-commit')
+      })
+      outcome = 'applied'
+    } else {
+      outcome = await inbox.handle(event, effect)
+    }
+    await recordOutcome(db, db.dialect, t, deliveryId, outcome)
+    failpoint('consumer.after-commit')
+    await source.ack(message)
+  }
+  await source.close()
+}
+
+async function main(): Promise<void> {
+  const config = JSON.parse(process.env.OUTBOX_CHAOS_WORKER ?? '') as WorkerConfig
+  const db = await openDb(config.url, {poolSize: 2, busyTimeoutMs: 10_000})
+  const t = runTables(config.prefix)
+  if (config.role === 'relay') {
+    await runRelay(config, db, t, say)
+  } else {
+    const {scenario} = await loadScenario(config.scenarioPath)
+    const ctx = scenarioContext(db.dialect, config.prefix, config.ops)
+    if (config.role === 'producer') await producer(config, db, scenario, ctx, t)
+    else await consumer(config, db, scenario, ctx, t)
+  }
+  await db.close()
+  process.exit(0)
+}
+
+main().catch((error: unknown) => {
+  writeSync(2, `outbox-chaos-worker error: ${String((error as Error)?.stack ?? error)}\n`)
+  process.exit(3)
+})

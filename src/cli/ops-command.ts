@@ -1,0 +1,89 @@
+// Shared plumbing of the ops commands (status, failed, replay, archive): connect with the
+// password scrubbed from errors, map query errors (missing table) to one line, and the
+// rules destructive commands share: --dry-run, --yes, confirmation on a TTY.
+import {Flags} from '@oclif/core'
+import {createInterface} from 'node:readline/promises'
+import {resolveConnection, type ConnectionSettings} from '../config.js'
+import type {Db} from '../db/index.js'
+import type {Progress} from '../ops/batches.js'
+import {UsageError} from '../errors.js'
+import {OutboxCommand} from './base.js'
+import {connectionFlags, tableFlags, tableNamesFrom} from './flags.js'
+
+export const opsFlags = {...connectionFlags, ...tableFlags}
+
+export const destructiveFlags = {
+  'dry-run': Flags.boolean({description: 'print the count and a sample of what would change, and change nothing'}),
+  yes: Flags.boolean({char: 'y', description: 'do not ask for confirmation (required when stdin is not a terminal)'}),
+  batch: Flags.string({description: 'rows per batch; each batch is one short transaction', default: '1000', helpValue: 'N'}),
+}
+
+export abstract class OpsCommand extends OutboxCommand {
+  static override enableJsonFlag = true
+
+  protected connection(flags: {url?: string; config?: string; table?: string; 'inbox-table'?: string; 'archive-table'?: string; schema?: string}): ConnectionSettings {
+    const settings = resolveConnection({url: flags.url, config: flags.config, ...tableNamesFrom(flags)})
+    this.secretUrl = settings.url
+    return settings
+  }
+
+  /** Opens, runs fn, closes; any driver error becomes one line naming the table. */
+  protected async withDb<T>(settings: ConnectionSettings, fn: (db: Db) => Promise<T>): Promise<T> {
+    const {openDb, describeDbError} = await import('../db/index.js')
+    const db = await openDb(settings.url)
+    try {
+      return await fn(db)
+    } catch (error) {
+      throw describeDbError(error, settings.url, {table: settings.tables.outbox})
+    } finally {
+      await db.close().catch(() => {})
+    }
+  }
+
+  /** Refuses before connecting: a destructive run without a terminal needs --yes. */
+  protected requireYesWithoutTty(flags: {yes: boolean; 'dry-run': boolean}, what: string): void {
+    if (flags.yes || flags['dry-run'] || process.stdin.isTTY) return
+    throw new UsageError(`${what} changes the database and stdin is not a terminal`, 'Pass --yes to run it, or --dry-run to see what it would touch')
+  }
+
+  /** On a terminal, asks; with --yes (or nothing to do) goes ahead. */
+  protected async confirm(flags: {yes: boolean}, question: string): Promise<boolean> {
+    if (flags.yes || !process.stdin.isTTY) return true
+    const rl = createInterface({input: process.stdin, output: process.stderr})
+    try {
+      const answer = await rl.question(`${question} [y/N] `)
+      return /^y(es)?$/i.test(answer.trim())
+    } finally {
+      rl.close()
+    }
+  }
+
+  /**
+   * The destructive flow: plan (a dry run), print what will be touched, ask on a terminal,
+   * then run with progress on stderr. A dry run, or nothing to do, stops after the plan.
+   */
+  protected async planConfirmRun<R extends {dryRun: boolean}>(
+    flags: {yes: boolean; 'dry-run': boolean},
+    steps: {
+      plan: () => Promise<R>
+      count: (plan: R) => number
+      announce: (plan: R) => string
+      question: (plan: R) => string
+      progressVerb: string
+      run: (plan: R, onProgress: (p: Progress) => void) => Promise<R>
+    },
+  ): Promise<R> {
+    const plan = await steps.plan()
+    const n = steps.count(plan)
+    if (flags['dry-run'] || n === 0) return {...plan, dryRun: flags['dry-run']}
+    process.stderr.write(`${steps.announce(plan)}\n`)
+    if (!(await this.confirm(flags, steps.question(plan)))) throw new UsageError('cancelled', 'Nothing changed')
+    const {progressLine} = await import('../render/progress.js')
+    const progress = progressLine(steps.progressVerb, n)
+    try {
+      return await steps.run(plan, progress.update)
+    } finally {
+      progress.done()
+    }
+  }
+}

@@ -1,0 +1,141 @@
+// `outbox archive`: move (or delete) published events created before a cutoff, in batches:
+// each batch copies its rows into the archive table and deletes them from the outbox in one
+// transaction, so a crash at any point leaves every event in exactly one of the two tables.
+// Never touches unpublished or failed events, nor any published more recently than
+// minPublishedAge (consumers may still replay them from the broker).
+import {open, type FileHandle} from 'node:fs/promises'
+import {sql, type SqlBool} from 'kysely'
+import type {TableNames} from '../../dialects/index.js'
+import {failpoint} from '../chaos/failpoints.js'
+import type {Db} from '../db/index.js'
+import {UsageError} from '../errors.js'
+import {countBy, forEachBatch, tally, type Progress, type Where} from './batches.js'
+import {ALL_COLUMNS, sampleOf, toStoredEvent, type SampleEvent} from './events.js'
+import {databaseNow, exec, num, opsContext, pointInTime, run} from './query.js'
+
+export const DEFAULT_MIN_PUBLISHED_AGE_MS = 24 * 3_600_000
+
+export interface ArchiveOptions {
+  /** created_at strictly before this; a duration text means "ago" on the database clock */
+  before: Date | string
+  /** and published at least this long ago (default 24h) */
+  minPublishedAgeMs?: number
+  /** instead of minPublishedAgeMs: published strictly before this instant */
+  publishedBefore?: Date
+  /** delete instead of moving to the archive table */
+  delete?: boolean
+  /** also append every row to this JSON Lines file (written and synced before its batch commits) */
+  toFile?: string
+  batch?: number
+  dryRun?: boolean
+  onProgress?: (p: Progress) => void
+}
+
+export interface ArchiveResult {
+  dryRun: boolean
+  mode: 'move' | 'delete'
+  /** created_at before (exclusive) */
+  before: string
+  /** published_at before (exclusive): now - minPublishedAge */
+  publishedBefore: string
+  /** rows moved or deleted (dry run: that would be) */
+  archived: number
+  byType: Record<string, number>
+  batches: number
+  file: string | null
+  sample: SampleEvent[]
+}
+
+const SAMPLE = 10
+
+async function selection(db: Db, options: ArchiveOptions) {
+  const now = await databaseNow(db)
+  const before = await pointInTime(options.before, 'before', now)
+  const minAge = options.minPublishedAgeMs ?? DEFAULT_MIN_PUBLISHED_AGE_MS
+  if (!Number.isFinite(minAge) || minAge < 0) throw new UsageError('--min-published-age must not be negative', 'Use e.g. 24h')
+  const publishedBefore = options.publishedBefore ?? new Date(now.getTime() - minAge)
+  const t = db.dialect.timeParam.bind(db.dialect)
+  const where: Where = (eb) => [
+    eb('created_at', '<', t(before)),
+    sql<SqlBool>`published_at IS NOT NULL AND failed_at IS NULL`,
+    eb('published_at', '<', t(publishedBefore)),
+  ]
+  return {before, publishedBefore, where}
+}
+
+function emptyResult(options: ArchiveOptions, before: Date, publishedBefore: Date, dryRun: boolean): ArchiveResult {
+  return {
+    dryRun,
+    mode: options.delete ? 'delete' : 'move',
+    before: before.toISOString(),
+    publishedBefore: publishedBefore.toISOString(),
+    archived: 0,
+    byType: {},
+    batches: 0,
+    file: options.toFile ?? null,
+    sample: [],
+  }
+}
+
+/** Counts per type and a sample of what archive would move. Changes nothing, writes no file. */
+export async function planArchive(db: Db, names: TableNames, options: ArchiveOptions): Promise<ArchiveResult> {
+  const {k} = await opsContext(db, names)
+  const {before, publishedBefore, where} = await selection(db, options)
+  const out = emptyResult(options, before, publishedBefore, true)
+  const base = k.selectFrom(names.outbox).where((eb) => eb.and(where(eb)))
+  for (const row of await run(db, base.select(['event_type', sql<number>`COUNT(*)`.as('n')]).groupBy('event_type'))) {
+    countBy(out.byType, String(row.event_type), num(row.n))
+    out.archived += num(row.n)
+  }
+  const sample = await run(db, base.select(['id', 'event_type', 'created_at']).orderBy('created_at').orderBy('id').limit(SAMPLE))
+  out.sample = sample.map((row) => sampleOf(db.dialect, row))
+  return out
+}
+
+export async function archive(db: Db, names: TableNames, options: ArchiveOptions): Promise<ArchiveResult> {
+  if (options.dryRun) return planArchive(db, names, options)
+  const ctx = await opsContext(db, names)
+  const {k} = ctx
+  const {before, publishedBefore, where} = await selection(db, options)
+  const out = emptyResult(options, before, publishedBefore, false)
+  const file: FileHandle | undefined = options.toFile ? await openExport(options.toFile) : undefined
+  const columns = file ? ALL_COLUMNS.filter((c) => c !== 'id' && c !== 'event_type') : ['created_at']
+  try {
+    const progress = await forEachBatch(ctx, names.outbox, where, {size: options.batch ?? 1000, columns, onProgress: options.onProgress}, async (tx, rows) => {
+      const ids = rows.map((row) => String(row.id))
+      if (file) {
+        // on disk before the delete commits: a crash may repeat rows in the file, never lose them
+        await file.write(rows.map((row) => JSON.stringify(toStoredEvent(db.dialect, row)) + '\n').join(''))
+        await file.sync()
+      }
+      if (!options.delete) {
+        await exec(
+          tx,
+          k
+            .insertInto(names.archive)
+            .columns([...ALL_COLUMNS, 'archived_at'])
+            .expression(k.selectFrom(names.outbox).select([...ALL_COLUMNS, sql.raw(db.dialect.now).as('archived_at')]).where('id', 'in', ids)),
+        )
+        failpoint('archive.mid-batch')
+      }
+      const deleted = await exec(tx, k.deleteFrom(names.outbox).where('id', 'in', ids))
+      tally(out, ctx, rows, SAMPLE)
+      return deleted
+    })
+    out.archived = progress.changed
+    out.batches = progress.batches
+  } finally {
+    await file?.close()
+  }
+  return out
+}
+
+/** Appends (a rerun after a crash continues the same file); refuses a directory or an unwritable path. */
+async function openExport(path: string): Promise<FileHandle> {
+  try {
+    return await open(path, 'a')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    throw new UsageError(`cannot write --to-file ${path} (${code})`, 'Give a writable file path')
+  }
+}

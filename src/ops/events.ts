@@ -1,0 +1,89 @@
+// Reading whole events back (failed list, failed show, archive export): one row shape for all.
+import type {Dialect} from '../../dialects/index.js'
+
+export const ALL_COLUMNS = [
+  'id',
+  'event_type',
+  'aggregate_type',
+  'aggregate_id',
+  'aggregate_version',
+  'payload',
+  'headers',
+  'created_at',
+  'published_at',
+  'attempts',
+  'lease_owner',
+  'lease_until',
+  'last_error',
+  'failed_at',
+] as const
+
+export type EventState = 'pending' | 'in-flight' | 'retrying' | 'failed' | 'published' | 'archived'
+
+export interface StoredEvent {
+  id: string
+  eventType: string
+  aggregateType: string | null
+  aggregateId: string
+  aggregateVersion: number | null
+  payload: unknown
+  headers: unknown
+  createdAt: string
+  publishedAt: string | null
+  attempts: number
+  leaseOwner: string | null
+  leaseUntil: string | null
+  lastError: string | null
+  failedAt: string | null
+}
+
+/** A driver row to the event, times as ISO-8601 and JSON parsed whatever the driver returned. */
+export function toStoredEvent(dialect: Dialect, row: Record<string, unknown>): StoredEvent {
+  const time = (v: unknown) => dialect.parseTime(v)?.toISOString() ?? null
+  return {
+    id: String(row.id),
+    eventType: String(row.event_type),
+    aggregateType: row.aggregate_type == null ? null : String(row.aggregate_type),
+    aggregateId: String(row.aggregate_id),
+    aggregateVersion: row.aggregate_version == null ? null : Number(row.aggregate_version),
+    payload: json(row.payload),
+    headers: json(row.headers),
+    createdAt: time(row.created_at) as string,
+    publishedAt: time(row.published_at),
+    attempts: Number(row.attempts ?? 0),
+    leaseOwner: row.lease_owner == null ? null : String(row.lease_owner),
+    leaseUntil: time(row.lease_until),
+    lastError: row.last_error == null ? null : String(row.last_error),
+    failedAt: time(row.failed_at),
+  }
+}
+
+/** pg parses jsonb, MariaDB's JSON is text, SQLite's is text */
+function json(value: unknown): unknown {
+  if (value == null) return null
+  if (typeof value !== 'string') return Buffer.isBuffer(value) ? JSON.parse(value.toString('utf8')) : value
+  try {
+    return JSON.parse(value)
+  } catch {
+    return value
+  }
+}
+
+export function stateOf(e: StoredEvent, now: Date): EventState {
+  if (e.publishedAt) return 'published'
+  if (e.failedAt) return 'failed'
+  if (e.leaseOwner && e.leaseUntil && new Date(e.leaseUntil) > now) return 'in-flight'
+  if (e.attempts > 0) return 'retrying'
+  return 'pending'
+}
+
+export interface SampleEvent {
+  id: string
+  eventType: string
+  createdAt: string
+}
+
+/** the few fields a dry run or a result lists per sampled row */
+export function sampleOf(dialect: Dialect, row: Record<string, unknown>): SampleEvent {
+  return {id: String(row.id), eventType: String(row.event_type), createdAt: dialect.parseTime(row.created_at)?.toISOString() ?? ''}
+}

@@ -1,0 +1,186 @@
+// `outbox replay`: make events deliverable again, keeping their ids (consumers dedupe on them).
+// Clears published_at, failed_at, the lease and last_error and resets attempts, in batches.
+// A row a relay holds a live lease on is skipped and reported: replaying it would put a
+// second copy in flight.
+import {sql, type SqlBool} from 'kysely'
+import type {TableNames} from '../../dialects/index.js'
+import type {Db} from '../db/index.js'
+import {UsageError} from '../errors.js'
+import {isUuid} from '../uuid.js'
+import {countBy, forEachBatch, leasedNow, tally, type Progress, type Where} from './batches.js'
+import {sampleOf, type SampleEvent} from './events.js'
+import {databaseNow, exec, num, opsContext, pointInTime, run, type OpsContext} from './query.js'
+
+export interface ReplaySelection {
+  /** created_at at or after (inclusive); required unless ids or failedOnly */
+  since?: Date | string
+  /** created_at before (exclusive) */
+  until?: Date | string
+  types?: string[]
+  aggregateId?: string
+  aggregateType?: string
+  /** only failed events */
+  failedOnly?: boolean
+  ids?: string[]
+  /** copy back from the archive table (the rows leave the archive) */
+  fromArchive?: boolean
+}
+
+export interface ReplayOptions extends ReplaySelection {
+  batch?: number
+  dryRun?: boolean
+  onProgress?: (p: Progress) => void
+}
+
+export interface ReplayResult {
+  dryRun: boolean
+  source: 'outbox' | 'archive'
+  since: string | null
+  until: string | null
+  /** rows the selection matched */
+  matched: number
+  /** rows made deliverable (dry run: that would be) */
+  replayed: number
+  byType: Record<string, number>
+  /** matched but leased by a live relay, so left alone */
+  skippedLeased: number
+  skippedLeasedIds: string[]
+  /** from the archive: the id is already in the outbox, so the archived copy stays */
+  alreadyInOutbox: number
+  batches: number
+  sample: SampleEvent[]
+}
+
+const LISTED_IDS = 100
+const SAMPLE = 10
+// what a copy from the archive brings back; the rest takes the outbox defaults (pending, 0 attempts)
+const EVENT_FIELDS = ['id', 'event_type', 'aggregate_type', 'aggregate_id', 'aggregate_version', 'payload', 'headers', 'created_at']
+
+/** Throws a UsageError for a selection that would be too broad or contradictory. */
+export function checkSelection(s: ReplaySelection): void {
+  if (s.since === undefined && !s.ids?.length && !s.failedOnly) {
+    throw new UsageError('replay needs --since, --ids or --failed', 'e.g. outbox replay --since 2h, or --failed, or --ids ID,ID')
+  }
+  if (s.failedOnly && s.fromArchive) throw new UsageError('--failed and --from-archive exclude each other', 'The archive holds published events only')
+  for (const id of s.ids ?? []) if (!isUuid(id)) throw new UsageError(`--ids: ${JSON.stringify(id)} is not an event id`, 'Give comma-separated UUIDs')
+}
+
+interface Resolved {
+  ctx: OpsContext
+  table: string
+  where: Where
+  since: Date | undefined
+  until: Date | undefined
+}
+
+async function resolve(db: Db, names: TableNames, s: ReplaySelection): Promise<Resolved> {
+  checkSelection(s)
+  const ctx = await opsContext(db, names)
+  const now = await databaseNow(db)
+  const since = s.since === undefined ? undefined : await pointInTime(s.since, 'since', now)
+  const until = s.until === undefined ? undefined : await pointInTime(s.until, 'until', now)
+  if (since && until && until <= since) throw new UsageError('--until is not after --since', 'The range is since (inclusive) to until (exclusive)')
+  const t = db.dialect.timeParam.bind(db.dialect)
+  const where: Where = (eb) => [
+    ...(since ? [eb('created_at', '>=', t(since))] : []),
+    ...(until ? [eb('created_at', '<', t(until))] : []),
+    ...(s.types?.length ? [eb('event_type', 'in', s.types)] : []),
+    ...(s.aggregateId !== undefined ? [eb('aggregate_id', '=', s.aggregateId)] : []),
+    ...(s.aggregateType !== undefined ? [eb('aggregate_type', '=', s.aggregateType)] : []),
+    ...(s.ids?.length ? [eb('id', 'in', s.ids.map((id) => id.toLowerCase()))] : []),
+    ...(s.failedOnly ? [sql<SqlBool>`published_at IS NULL AND failed_at IS NOT NULL`] : []),
+  ]
+  return {ctx, table: s.fromArchive ? names.archive : names.outbox, where, since, until}
+}
+
+function result(s: ReplaySelection, r: Resolved, dryRun: boolean): ReplayResult {
+  return {
+    dryRun,
+    source: s.fromArchive ? 'archive' : 'outbox',
+    since: r.since?.toISOString() ?? null,
+    until: r.until?.toISOString() ?? null,
+    matched: 0,
+    replayed: 0,
+    byType: {},
+    skippedLeased: 0,
+    skippedLeasedIds: [],
+    alreadyInOutbox: 0,
+    batches: 0,
+    sample: [],
+  }
+}
+
+/** What replay would do: counts per type, leased rows, a sample. Changes nothing. */
+export async function planReplay(db: Db, names: TableNames, s: ReplaySelection): Promise<ReplayResult> {
+  const r = await resolve(db, names, s)
+  const {ctx, table, where} = r
+  const {k} = ctx
+  const out = result(s, r, true)
+  const base = k.selectFrom(`${table} as e`).where((eb) => eb.and(where(eb)))
+  // archive rows are never leased; an id already in the outbox would be skipped
+  const blocked = s.fromArchive
+    ? sql<number>`CASE WHEN EXISTS (SELECT 1 FROM ${sql.table(names.schema ? `${names.schema}.${names.outbox}` : names.outbox)} o WHERE o.id = e.id) THEN 1 ELSE 0 END`
+    : leasedNow(ctx)
+  const counted = await run(db, base.select(['event_type', sql<number>`COUNT(*)`.as('n'), sql<number>`SUM(${blocked})`.as('blocked')]).groupBy('event_type'))
+  for (const row of counted) {
+    const n = num(row.n)
+    const skipped = num(row.blocked)
+    out.matched += n
+    if (s.fromArchive) out.alreadyInOutbox += skipped
+    else out.skippedLeased += skipped
+    if (n - skipped > 0) countBy(out.byType, String(row.event_type), n - skipped)
+  }
+  out.replayed = out.matched - out.skippedLeased - out.alreadyInOutbox
+  const sample = await run(db, base.select(['id', 'event_type', 'created_at', blocked.as('blocked')]).orderBy('created_at').orderBy('id').limit(SAMPLE + LISTED_IDS))
+  out.sample = sample.filter((row) => !num(row.blocked)).slice(0, SAMPLE).map((row) => sampleOf(db.dialect, row))
+  if (!s.fromArchive && out.skippedLeased > 0) {
+    const leased = await run(db, base.select('id').where(leasedNow(ctx), '=', 1).orderBy('created_at').orderBy('id').limit(LISTED_IDS))
+    out.skippedLeasedIds = leased.map((row) => String(row.id))
+  }
+  return out
+}
+
+export async function replay(db: Db, names: TableNames, options: ReplayOptions): Promise<ReplayResult> {
+  if (options.dryRun) return planReplay(db, names, options)
+  const r = await resolve(db, names, options)
+  const {ctx, table, where} = r
+  const {k} = ctx
+  const out = result(options, r, false)
+  const size = options.batch ?? 1000
+  const columns = options.fromArchive ? ['created_at'] : ['created_at', leasedNow(ctx).as('leased')]
+
+  const progress = await forEachBatch(ctx, table, where, {size, columns, onProgress: options.onProgress}, async (tx, rows) => {
+    out.matched += rows.length
+    let free = rows
+    if (options.fromArchive) {
+      const present = new Set((await run(tx, k.selectFrom(names.outbox).select('id').where('id', 'in', rows.map((row) => row.id)))).map((row) => String(row.id)))
+      free = rows.filter((row) => !present.has(String(row.id)))
+      out.alreadyInOutbox += rows.length - free.length
+    } else {
+      const leased = rows.filter((row) => num(row.leased) === 1)
+      out.skippedLeased += leased.length
+      for (const row of leased) if (out.skippedLeasedIds.length < LISTED_IDS) out.skippedLeasedIds.push(String(row.id))
+      free = rows.filter((row) => num(row.leased) !== 1)
+    }
+    if (free.length === 0) return 0
+    const ids = free.map((row) => String(row.id))
+    let changed: number
+    if (options.fromArchive) {
+      changed = await exec(tx, k.insertInto(names.outbox).columns(EVENT_FIELDS).expression(k.selectFrom(names.archive).select(EVENT_FIELDS).where('id', 'in', ids)))
+      await exec(tx, k.deleteFrom(names.archive).where('id', 'in', ids))
+    } else {
+      changed = await exec(
+        tx,
+        k
+          .updateTable(names.outbox)
+          .set({published_at: null, failed_at: null, lease_owner: null, lease_until: null, last_error: null, attempts: 0})
+          .where('id', 'in', ids),
+      )
+    }
+    tally(out, ctx, free, SAMPLE)
+    return changed
+  })
+  out.replayed = progress.changed
+  out.batches = progress.batches
+  return out
+}

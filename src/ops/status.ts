@@ -1,0 +1,236 @@
+// `outbox status`: backlog, failures and end-to-end latency from the database clock.
+// Reads only the pending part of the table (pending partial index / claim index prefix),
+// the failed rows (failed index) and the published window (published_at index / claim
+// index range): never the whole history.
+import {sql, type Expression, type SqlBool} from 'kysely'
+import type {TableNames} from '../../dialects/index.js'
+import type {Db} from '../db/index.js'
+import {databaseNow, num, opsContext, run, type OpsContext} from './query.js'
+
+export interface LatencySeconds {
+  p50: number | null
+  p95: number | null
+  p99: number | null
+  max: number | null
+}
+
+export interface StatusFigures {
+  /** unpublished and not failed (includes inFlight, expiredLeases and retrying) */
+  pending: number
+  /** leased, lease still live by the database clock */
+  inFlight: number
+  /** leased, lease lapsed: the relay holding it died or stalled; claimable again */
+  expiredLeases: number
+  /** pending, not leased, attempted before (waiting for the next attempt time) */
+  retrying: number
+  failed: number
+  /** published within the window */
+  published: number
+  oldestPendingAgeSeconds: number | null
+  oldestPendingId: string | null
+  oldestPendingType: string | null
+  latencySeconds: LatencySeconds
+  /** published per minute over the window */
+  throughputPerMinute: number
+}
+
+export interface TypeStatus extends StatusFigures {
+  eventType: string
+}
+
+export interface StatusReport extends StatusFigures {
+  /** the database clock when the figures were read (ISO-8601) */
+  at: string
+  windowSeconds: number
+  table: string
+  byType?: TypeStatus[]
+}
+
+export interface StatusOptions {
+  windowMs: number
+  byType?: boolean
+}
+
+const PERCENTILES = {p50: 500, p95: 950, p99: 990} as const
+
+export async function readStatus(db: Db, names: TableNames, options: StatusOptions): Promise<StatusReport> {
+  const ctx = await opsContext(db, names)
+  const now = await databaseNow(db)
+  const nowParam = db.dialect.timeParam(now)
+  const windowStart = db.dialect.timeParam(new Date(now.getTime() - options.windowMs))
+
+  const [pendingRows, failedRows, oldestRows, windowRows] = await Promise.all([
+    pendingByType(ctx, nowParam),
+    failedByType(ctx),
+    oldestPending(ctx, Boolean(options.byType)),
+    latencyRanks(ctx, windowStart, false),
+  ])
+  const byTypeWindow = options.byType ? await latencyRanks(ctx, windowStart, true) : []
+
+  const minutes = options.windowMs / 60_000
+  const types = new Map<string, TypeStatus>()
+  const entry = (type: string) => {
+    let e = types.get(type)
+    if (!e) types.set(type, (e = {eventType: type, ...emptyFigures()}))
+    return e
+  }
+  for (const r of pendingRows) {
+    Object.assign(entry(String(r.event_type)), {
+      pending: num(r.pending),
+      inFlight: num(r.in_flight),
+      expiredLeases: num(r.expired),
+      retrying: num(r.retrying),
+    })
+  }
+  for (const r of failedRows) entry(String(r.event_type)).failed = num(r.failed)
+  const oldest = oldestRows.map((r) => ({
+    id: String(r.id),
+    type: String(r.event_type),
+    age: round((now.getTime() - (db.dialect.parseTime(r.created_at) as Date).getTime()) / 1000),
+  }))
+  for (const o of options.byType ? oldest : []) {
+    Object.assign(entry(o.type), {oldestPendingAgeSeconds: Math.max(0, o.age), oldestPendingId: o.id, oldestPendingType: o.type})
+  }
+  for (const [type, window] of groupRanks(byTypeWindow)) {
+    Object.assign(entry(type), {published: window.count, latencySeconds: window.latency, throughputPerMinute: round(window.count / minutes)})
+  }
+
+  const total = groupRanks(windowRows).get('') ?? {count: 0, latency: emptyLatency()}
+  const sum = (key: 'pending' | 'inFlight' | 'expiredLeases' | 'retrying' | 'failed') =>
+    [...types.values()].reduce((n, t) => n + t[key], 0)
+  const first = oldest[0]
+  const report: StatusReport = {
+    at: now.toISOString(),
+    windowSeconds: options.windowMs / 1000,
+    table: names.schema ? `${names.schema}.${names.outbox}` : names.outbox,
+    pending: sum('pending'),
+    inFlight: sum('inFlight'),
+    expiredLeases: sum('expiredLeases'),
+    retrying: sum('retrying'),
+    failed: sum('failed'),
+    published: total.count,
+    oldestPendingAgeSeconds: first ? Math.max(0, first.age) : null,
+    oldestPendingId: first?.id ?? null,
+    oldestPendingType: first?.type ?? null,
+    latencySeconds: total.latency,
+    throughputPerMinute: round(total.count / minutes),
+  }
+  if (options.byType) report.byType = [...types.values()].sort((a, b) => a.eventType.localeCompare(b.eventType))
+  return report
+}
+
+function pendingByType({k, db, names}: OpsContext, now: unknown) {
+  const leased = sql<SqlBool>`lease_owner IS NOT NULL`
+  return run(
+    db,
+    k
+      .selectFrom(names.outbox)
+      .select([
+        'event_type',
+        sql<number>`COUNT(*)`.as('pending'),
+        sql<number>`SUM(CASE WHEN ${leased} AND lease_until > ${now} THEN 1 ELSE 0 END)`.as('in_flight'),
+        sql<number>`SUM(CASE WHEN ${leased} AND lease_until <= ${now} THEN 1 ELSE 0 END)`.as('expired'),
+        sql<number>`SUM(CASE WHEN lease_owner IS NULL AND attempts > 0 THEN 1 ELSE 0 END)`.as('retrying'),
+      ])
+      .where(pendingPredicate())
+      .groupBy('event_type'),
+  )
+}
+
+function failedByType({k, db, names}: OpsContext) {
+  // published_at IS NULL is implied (a failed event is never published) and makes MySQL's
+  // claim index (published_at, failed_at, ...) serve this as a range.
+  return run(
+    db,
+    k
+      .selectFrom(names.outbox)
+      .select(['event_type', sql<number>`COUNT(*)`.as('failed')])
+      .where(sql<SqlBool>`published_at IS NULL AND failed_at IS NOT NULL`)
+      .groupBy('event_type'),
+  )
+}
+
+function oldestPending({k, db, names}: OpsContext, perType: boolean) {
+  const base = k.selectFrom(names.outbox).where(pendingPredicate())
+  if (!perType) return run(db, base.select(['id', 'event_type', 'created_at']).orderBy('created_at').orderBy('id').limit(1))
+  const ranked = base
+    .select(['id', 'event_type', 'created_at', sql<number>`ROW_NUMBER() OVER (PARTITION BY event_type ORDER BY created_at, id)`.as('rn')])
+    .as('ranked')
+  return run(db, k.selectFrom(ranked).select(['id', 'event_type', 'created_at']).where('rn', '=', 1).orderBy('created_at').orderBy('id'))
+}
+
+/**
+ * Nearest-rank percentiles in SQL: number the window's latencies in order, keep only the rows
+ * at ranks ceil(p * n) and n. Window functions exist on all three (MySQL 8, MariaDB 10.2,
+ * SQLite 3.25); integer arithmetic avoids ceil(), which SQLite lacks before 3.44.
+ */
+function latencyRanks(ctx: OpsContext, windowStart: unknown, perType: boolean) {
+  const {k, db, names} = ctx
+  const latency = sql.raw<number>(db.dialect.secondsBetween('created_at', 'published_at'))
+  const partition = perType ? sql`PARTITION BY event_type ` : sql``
+  const inner = k
+    .selectFrom(names.outbox)
+    .select([
+      perType ? 'event_type' : sql<string>`''`.as('event_type'),
+      latency.as('latency'),
+      sql<number>`ROW_NUMBER() OVER (${partition}ORDER BY ${latency})`.as('rn'),
+      sql<number>`COUNT(*) OVER (${partition})`.as('cnt'),
+    ])
+    .where('published_at', '>=', windowStart)
+    .as('w')
+  const atRank = (perMille: number): Expression<SqlBool> =>
+    sql<SqlBool>`(rn * 1000 >= ${sql.raw(String(perMille))} * cnt AND (rn - 1) * 1000 < ${sql.raw(String(perMille))} * cnt)`
+  return run(
+    db,
+    k
+      .selectFrom(inner)
+      .select(['event_type', 'latency', 'rn', 'cnt'])
+      .where((eb) => eb.or([...Object.values(PERCENTILES).map(atRank), eb('rn', '=', eb.ref('cnt'))])),
+  )
+}
+
+function groupRanks(rows: Record<string, unknown>[]): Map<string, {count: number; latency: LatencySeconds}> {
+  const out = new Map<string, {count: number; latency: LatencySeconds}>()
+  for (const r of rows) {
+    const type = String(r.event_type)
+    let g = out.get(type)
+    if (!g) out.set(type, (g = {count: num(r.cnt), latency: emptyLatency()}))
+    const rank = num(r.rn)
+    const value = Math.max(0, round(num(r.latency)))
+    for (const [name, perMille] of Object.entries(PERCENTILES) as [keyof typeof PERCENTILES, number][]) {
+      if (rank * 1000 >= perMille * g.count && (rank - 1) * 1000 < perMille * g.count) g.latency[name] = value
+    }
+    if (rank === g.count) g.latency.max = value
+  }
+  return out
+}
+
+// Literal, not bound: PostgreSQL and SQLite match the partial pending index only on this text.
+function pendingPredicate() {
+  return sql<SqlBool>`published_at IS NULL AND failed_at IS NULL`
+}
+
+function emptyLatency(): LatencySeconds {
+  return {p50: null, p95: null, p99: null, max: null}
+}
+
+function emptyFigures(): StatusFigures {
+  return {
+    pending: 0,
+    inFlight: 0,
+    expiredLeases: 0,
+    retrying: 0,
+    failed: 0,
+    published: 0,
+    oldestPendingAgeSeconds: null,
+    oldestPendingId: null,
+    oldestPendingType: null,
+    latencySeconds: emptyLatency(),
+    throughputPerMinute: 0,
+  }
+}
+
+/** milliseconds precision: SQLite stores no more, and sub-ms latency is noise here */
+function round(seconds: number): number {
+  return Math.round(seconds * 1000) / 1000
+}

@@ -1,0 +1,48 @@
+// Readable summaries of replay and archive (and their dry runs): totals, per type, a sample.
+import type {ArchiveResult} from '../ops/archive.js'
+import type {ReplayResult} from '../ops/replay.js'
+import type {SampleEvent} from '../ops/events.js'
+import {palette} from './color.js'
+import {renderTable} from './table.js'
+
+async function perType(byType: Record<string, number>): Promise<string[]> {
+  const entries = Object.entries(byType).sort(([a], [b]) => a.localeCompare(b))
+  return entries.length ? [await renderTable(['type', 'rows'], entries)] : []
+}
+
+async function sample(rows: SampleEvent[]): Promise<string[]> {
+  return rows.length ? ['sample:', await renderTable(['id', 'type', 'created'], rows.map((r) => [r.id, r.eventType, r.createdAt]))] : []
+}
+
+function range(since: string | null, until: string | null): string {
+  if (!since && !until) return ''
+  return ` created ${since ? `from ${since} (inclusive)` : ''}${since && until ? ' ' : ''}${until ? `before ${until} (exclusive)` : ''}`
+}
+
+export async function renderReplay(r: ReplayResult): Promise<string> {
+  const c = await palette()
+  const from = r.source === 'archive' ? ' from the archive' : ''
+  const head = r.dryRun
+    ? `dry run: would replay ${r.replayed} of ${r.matched} matching event(s)${from}${range(r.since, r.until)}; nothing changed`
+    : `replayed ${r.replayed} event(s)${from}${range(r.since, r.until)} in ${r.batches} batch(es)`
+  const lines = [r.dryRun ? c.cyan(head) : c.green(head), ...(await perType(r.byType))]
+  if (r.skippedLeased) {
+    const listed = r.skippedLeasedIds.join(', ') + (r.skippedLeasedIds.length < r.skippedLeased ? ', …' : '')
+    lines.push(c.yellow(`skipped ${r.skippedLeased} leased by a live relay (replay them once the lease ends): ${listed}`))
+  }
+  if (r.alreadyInOutbox) lines.push(c.yellow(`skipped ${r.alreadyInOutbox} already in the outbox table (left in the archive)`))
+  if (r.dryRun) lines.push(...(await sample(r.sample)))
+  return lines.join('\n') + '\n'
+}
+
+export async function renderArchive(r: ArchiveResult): Promise<string> {
+  const c = await palette()
+  const verb = r.mode === 'delete' ? 'delete' : 'move to the archive'
+  const scope = `published event(s) created before ${r.before} (exclusive), published before ${r.publishedBefore}`
+  const head = r.dryRun
+    ? `dry run: would ${verb} ${r.archived} ${scope}; nothing changed`
+    : `${r.mode === 'delete' ? 'deleted' : 'archived'} ${r.archived} ${scope}, in ${r.batches} batch(es)${r.file ? `; written to ${r.file}` : ''}`
+  const lines = [r.dryRun ? c.cyan(head) : c.green(head), ...(await perType(r.byType))]
+  if (r.dryRun) lines.push(...(await sample(r.sample)))
+  return lines.join('\n') + '\n'
+}

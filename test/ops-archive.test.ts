@@ -1,0 +1,156 @@
+// `outbox archive` on all three dialects: the cutoff boundaries, what it never touches, dry
+// runs, --delete, --to-file, and a crash mid-batch losing nothing.
+import {mkdtempSync, readFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import type {TableNames} from '../dialects/index.js'
+import {openDb, type Db} from '../src/db/index.js'
+import {applyInit} from '../src/init.js'
+import {archive} from '../src/ops/archive.js'
+import {databaseNow} from '../src/ops/query.js'
+import {cli, cliAsync} from './helpers/cli.js'
+import {clear, ids, insertRows, snapshot, type RowSpec} from './helpers/rows.js'
+import {dropTables, targets, uniqueTables} from './helpers/targets.js'
+
+const matrix = await targets()
+const DAY = 86_400
+
+const STATE: Record<string, RowSpec> = {
+  old: {type: 'a', created: -40 * DAY, published: -40 * DAY + 1},
+  justBefore: {type: 'b', created: -30 * DAY - 0.001, published: -30 * DAY + 5},
+  atCutoff: {type: 'a', created: -30 * DAY, published: -30 * DAY + 5},
+  pending: {type: 'a', created: -60 * DAY},
+  leased: {type: 'a', created: -60 * DAY, leaseOwner: 'relay', leaseUntil: 60, attempts: 1},
+  failed: {type: 'a', created: -60 * DAY, failed: -59 * DAY, attempts: 5},
+  publishedRecently: {type: 'a', created: -35 * DAY, published: -3600},
+  published25hAgo: {type: 'b', created: -35 * DAY, published: -25 * 3600},
+}
+const MOVED = ['old', 'justBefore', 'published25hAgo']
+const BULK = 25
+
+for (const target of matrix) {
+  describe.skipIf(!target.available)(`archive on ${target.dialect}`, () => {
+    let db: Db
+    let names: TableNames
+    let now: Date
+    let id: Record<string, string>
+    let bulk: string[]
+    const dir = mkdtempSync(join(tmpdir(), 'outbox-archive-'))
+    const flags = () => ['--url', target.url, '--table', names.outbox, '--archive-table', names.archive]
+    const cutoff = () => new Date(now.getTime() - 30 * DAY * 1000).toISOString()
+
+    async function reset(extra = BULK) {
+      await clear(db, names)
+      now = await databaseNow(db)
+      const inserted = await insertRows(db, names, now, Object.values(STATE))
+      id = Object.fromEntries(Object.keys(STATE).map((k, i) => [k, inserted[i]]))
+      const rows = Array.from({length: extra}, (_, i): RowSpec => ({type: 'c', created: -50 * DAY + i, published: -50 * DAY + i + 1}))
+      bulk = await insertRows(db, names, now, rows)
+    }
+    const moved = () => [...MOVED.map((k) => id[k]), ...bulk].sort()
+    const kept = () => Object.keys(STATE).filter((k) => !MOVED.includes(k)).map((k) => id[k]).sort()
+
+    beforeAll(async () => {
+      db = await openDb(target.url)
+      names = uniqueTables(`ar${target.dialect.slice(0, 2)}`)
+      await applyInit(db, names, {inbox: false, archive: true})
+    })
+    afterAll(async () => {
+      await dropTables(db, names)
+      await db.close()
+    })
+
+    it('moves published events created before the cutoff (exclusive), published over 24h ago; never the rest', async () => {
+      await reset()
+      const before = await db.query(await rowsOf(moved()))
+      const r = await archive(db, names, {before: cutoff(), batch: 7})
+      expect(r).toMatchObject({dryRun: false, mode: 'move', archived: 3 + BULK, byType: {a: 1, b: 2, c: BULK}, batches: 4})
+      expect(await ids(db, names, 'outbox')).toEqual(kept())
+      expect(await ids(db, names, 'archive')).toEqual(moved())
+      // the archive holds the same rows, column for column
+      const after = await db.query(await rowsOf(moved(), 'archive'))
+      expect(after).toEqual(before)
+    })
+
+    it('a dry run counts the same rows and changes nothing', async () => {
+      await reset()
+      const snap = await snapshot(db, names)
+      const r = await archive(db, names, {before: cutoff(), dryRun: true, toFile: join(dir, 'dry.jsonl')})
+      expect(r).toMatchObject({dryRun: true, archived: 3 + BULK, byType: {a: 1, b: 2, c: BULK}})
+      expect(r.sample.map((s) => s.id)).toEqual([...bulk.slice(0, 10)])
+      expect(await snapshot(db, names)).toBe(snap)
+      expect(() => readFileSync(join(dir, 'dry.jsonl'))).toThrow()
+    })
+
+    it('--min-published-age 0 also takes recently published ones; --delete purges; --to-file writes every row', async () => {
+      await reset()
+      const file = join(dir, `${target.dialect}.jsonl`)
+      const r = await archive(db, names, {before: cutoff(), minPublishedAgeMs: 0, delete: true, toFile: file, batch: 10})
+      expect(r.archived).toBe(4 + BULK)
+      expect(await ids(db, names, 'archive')).toEqual([])
+      const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+      expect(lines.map((l) => l.id).sort()).toEqual([...moved(), id.publishedRecently].sort())
+      expect(lines.find((l) => l.id === id.old)).toMatchObject({eventType: 'a', payload: {n: 0}, publishedAt: expect.any(String)})
+      expect(await ids(db, names, 'outbox')).toEqual(kept().filter((i) => i !== id.publishedRecently))
+    })
+
+    it('the CLI refuses without --yes off a terminal and bad input (exit 2), changing nothing', async () => {
+      await reset()
+      const snap = await snapshot(db, names)
+      for (const args of [['--before', '30d'], ['--yes'], ['--before', 'last month', '--yes'], ['--before', '30d', '--min-published-age', '1', '--yes']]) {
+        const r = cli(['archive', ...flags(), ...args])
+        expect(r.status, args.join(' ')).toBe(2)
+        expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1)
+      }
+      const dry = cli(['archive', ...flags(), '--before', cutoff(), '--dry-run', '--json'])
+      expect(JSON.parse(dry.stdout)).toMatchObject({dryRun: true, archived: 3 + BULK})
+      expect(await snapshot(db, names)).toBe(snap)
+      const done = cli(['archive', ...flags(), '--before', cutoff(), '--yes', '--json'])
+      expect(done.status).toBe(0)
+      expect(Object.keys(JSON.parse(done.stdout)).sort()).toEqual(Object.keys(JSON.parse(dry.stdout)).sort())
+      expect(JSON.parse(done.stdout)).toMatchObject({dryRun: false, archived: 3 + BULK})
+    })
+
+    it('killed between the archive insert and the delete of a batch: every row in exactly one table', async () => {
+      await reset()
+      const all = [...Object.values(id), ...bulk].sort()
+      const r = cli(['archive', ...flags(), '--before', cutoff(), '--batch', '5', '--yes'], {env: {OUTBOX_FAILPOINTS: 'archive.mid-batch=kill@3'}})
+      expect(r.status).toBe(null) // SIGKILL
+      expect(r.stderr).toContain('outbox-failpoint archive.mid-batch')
+      await exactlyOnce(all, 10)
+      // a rerun finishes the job
+      expect(cli(['archive', ...flags(), '--before', cutoff(), '--yes']).status).toBe(0)
+      expect(await ids(db, names, 'archive')).toEqual(moved())
+    })
+
+    it('killed from outside at an arbitrary point of a long run: nothing lost, nothing doubled', async () => {
+      await reset(600)
+      const all = [...Object.values(id), ...bulk].sort()
+      const run = cliAsync(['archive', ...flags(), '--before', cutoff(), '--batch', '3', '--yes'])
+      // wait until some batches have committed, then SIGKILL mid-run
+      for (let i = 0; i < 400 && (await ids(db, names, 'archive')).length < 30; i++) await new Promise((r) => setTimeout(r, 25))
+      run.child.kill('SIGKILL')
+      const result = await run.done
+      expect(result.signal).toBe('SIGKILL')
+      const archived = await exactlyOnce(all)
+      expect(archived).toBeGreaterThan(0)
+      expect(archived).toBeLessThan(603)
+    })
+
+    async function exactlyOnce(all: string[], archivedExactly?: number): Promise<number> {
+      const outbox = await ids(db, names, 'outbox')
+      const archived = await ids(db, names, 'archive')
+      expect(outbox.filter((i) => archived.includes(i))).toEqual([])
+      expect([...outbox, ...archived].sort()).toEqual(all)
+      if (archivedExactly !== undefined) expect(archived).toHaveLength(archivedExactly)
+      return archived.length
+    }
+
+    async function rowsOf(list: string[], which: 'outbox' | 'archive' = 'outbox') {
+      const {raw, sql, join: joinSql} = await import('../dialects/index.js')
+      const cols = 'id, event_type, aggregate_type, aggregate_id, aggregate_version, payload, headers, created_at, published_at, attempts, lease_owner, lease_until, last_error, failed_at'
+      return sql`SELECT ${raw(cols)} FROM ${raw(db.dialect.table(names, which))} WHERE id IN (${joinSql(list.map((i) => sql`${i}`))}) ORDER BY id`
+    }
+  })
+}
