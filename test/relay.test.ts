@@ -70,11 +70,11 @@ for (const target of matrix) {
       expect(results.reduce((n, r) => n + r.published, 0)).toBe(600)
       const counts = publisher.counts()
       expect(counts.size).toBe(600)
-      expect([...counts.values()].every((n) => n === 1)).toBe(true)
+      expect([...counts].filter(([, n]) => n !== 1)).toEqual([]) // shows any id sent twice
       expect(new Set(counts.keys())).toEqual(new Set(ids))
       expect(await count(db, names, 'published_at IS NULL')).toBe(0)
       // on a server with row locks the work really was shared
-      if (target.dialect !== 'sqlite') expect(results.filter((r) => r.published > 0).length).toBeGreaterThan(1)
+      if (target.dialect !== 'sqlite') expect(results.map((r) => r.published).filter((n) => n > 0).length, JSON.stringify(results)).toBeGreaterThan(1)
     })
 
     it('failing events back off, then fail after exactly maxAttempts; the rest of the batch is published', async () => {

@@ -91,6 +91,8 @@ export class Relay {
   private stopping = false
   private running?: Promise<void>
   private listener?: Listener
+  /** set once run()'s loops have ended, so a late LISTEN reconnect closes itself */
+  private loopsDone = false
   private readonly wakeup = new Wakeup()
 
   constructor(options: RelayOptions) {
@@ -152,6 +154,7 @@ export class Relay {
   }
 
   private async run(): Promise<void> {
+    this.loopsDone = false
     if (this.listen) await this.startListening()
     const loop = async () => {
       let failures = 0
@@ -173,6 +176,7 @@ export class Relay {
     try {
       await Promise.all(Array.from({length: this.concurrency}, loop))
     } finally {
+      this.loopsDone = true
       await this.listener?.close().catch(() => {})
       this.listener = undefined
     }
@@ -187,11 +191,14 @@ export class Relay {
     const statement = listen(notifyChannel(this.names))
     const attach = async (): Promise<void> => {
       try {
-        this.listener = await this.db.listen!(statement, () => this.wakeup.wakeAll(), (error) => {
+        const listener = await this.db.listen!(statement, () => this.wakeup.wakeAll(), (error) => {
           this.listener = undefined
           this.logger.warn('LISTEN connection lost; polling until it is back', {error: errorText(error)})
           if (!this.stopping) setTimeout(() => void attach(), this.pollMs).unref()
         })
+        // A reconnect that lands after stop() must not keep the connection (and the pool) open.
+        if (this.loopsDone) await listener.close()
+        else this.listener = listener
       } catch (error) {
         this.logger.warn('LISTEN failed; polling only', {error: errorText(error)})
         if (!this.stopping) setTimeout(() => void attach(), Math.max(this.pollMs, 1000)).unref()
@@ -263,16 +270,20 @@ export class Relay {
 
   private async settle(events: ClaimedEvent[], results: PublishResult[]): Promise<DrainResult> {
     const outcome: DrainResult = {published: 0, retried: 0, failed: 0, batches: 1}
-    const ok = events.filter((_, i) => results[i].ok).map((e) => e.id)
+    const ok: string[] = []
+    const failures: [ClaimedEvent, PublishResult & {ok: false}][] = []
+    events.forEach((event, i) => {
+      const result = results[i]
+      if (result.ok) ok.push(event.id)
+      else failures.push([event, result])
+    })
     // No owner check: the broker has the events, so marking is right even when the lease
     // lapsed and another relay is re-sending them (consumers dedupe by id).
     await markPublished(this.db, this.names, ok)
     outcome.published = ok.length
     this.metrics.published += ok.length
     await Promise.all(
-      events.map(async (event, i) => {
-        const result = results[i]
-        if (result.ok) return
+      failures.map(async ([event, result]) => {
         const permanent = result.permanent === true
         const fails = permanent || event.attempts >= this.maxAttempts
         const settled = await retryEvent(this.db, this.names, {
