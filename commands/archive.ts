@@ -40,9 +40,10 @@ the database clock. Without a terminal it needs --yes; --dry-run changes nothing
       toFile: flags['to-file'],
       batch: positiveInt(flags.batch, 'batch', 10_000),
     }
+    const {archive, planArchive, checkExportPath} = await import('../src/ops/archive.js')
+    if (options.toFile) checkExportPath(options.toFile)
     this.requireYesWithoutTty(flags, 'archive')
     const settings = this.connection(flags)
-    const {archive, planArchive} = await import('../src/ops/archive.js')
     const {renderArchive} = await import('../src/render/batch-result.js')
     const verb = options.delete ? 'delete' : 'archive'
 

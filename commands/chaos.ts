@@ -73,10 +73,10 @@ The broken strategies (--strategy dual-write-*, --consumer naive) show what a fa
     ])
     const json = this.jsonEnabled()
     const seed = flags.seed ?? randomSeed()
-    // the seed first, so a run that is interrupted can still be repeated
-    if (!json) process.stderr.write(`outbox chaos: seed ${seed} (repeat with --seed ${seed})\n`)
     const report = await runChaos({
       seed,
+      // the seed before the first run, so a run that is interrupted can still be repeated
+      onStart: json ? undefined : () => process.stderr.write(`outbox chaos: seed ${seed} (repeat with --seed ${seed})\n`),
       url: flags.url,
       steps,
       scenarios,

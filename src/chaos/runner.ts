@@ -57,6 +57,8 @@ export interface ChaosOptions {
   /** keep the scratch tables (and the SQLite file) for inspection */
   keep?: boolean
   onProgress?: (progress: ChaosProgress) => void
+  /** called once the options are valid and the database answers, before the first run */
+  onStart?: (seed: number) => void
 }
 
 export interface ChaosProgress {
@@ -174,6 +176,10 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   if (needLoopback.length) throw new UsageError(`scenario ${needLoopback.join(', ')} needs the loopback broker, not --broker`, 'Drop --broker for it, or choose --scenarios concurrent-relays')
   const {scenario, path: scenarioPath} = await loadScenario(options.scenarioPath)
 
+  if (options.url) {
+    dialectOfUrl(options.url)
+    if (/^sqlite3?::memory:/.test(options.url)) throw new UsageError('chaos needs a database its worker processes share', 'Use a file (sqlite:./chaos.db) or omit --url')
+  }
   let tempDir: string | undefined
   let url = options.url
   if (!url) {
@@ -181,8 +187,15 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     url = `sqlite:${join(tempDir, 'chaos.db')}`
   }
   const dialect = dialectOfUrl(url)
-  if (url === 'sqlite::memory:' || /^sqlite3?::memory:/.test(url)) throw new UsageError('chaos needs a database its worker processes share', 'Use a file (sqlite:./chaos.db) or omit --url')
-  const db = await openDb(url, {poolSize: 2, busyTimeoutMs: 10_000})
+  let db: Db
+  try {
+    db = await openDb(url, {poolSize: 2, busyTimeoutMs: 10_000})
+  } catch (error) {
+    if (tempDir) rmSync(tempDir, {recursive: true, force: true})
+    throw error
+  }
+  // every input is valid and the database answers: the run starts here
+  options.onStart?.(seed)
   const settings: Settings = {
     db,
     url,

@@ -3,6 +3,8 @@
 // transaction, so a crash at any point leaves every event in exactly one of the two tables.
 // Never touches unpublished or failed events, nor any published more recently than
 // minPublishedAge (consumers may still replay them from the broker).
+import {accessSync, constants, existsSync, statSync} from 'node:fs'
+import {dirname, resolve as resolvePath} from 'node:path'
 import {open, type FileHandle} from 'node:fs/promises'
 import {sql, type SqlBool} from 'kysely'
 import type {TableNames} from '../../dialects/index.js'
@@ -128,6 +130,26 @@ export async function archive(db: Db, names: TableNames, options: ArchiveOptions
     await file?.close()
   }
   return out
+}
+
+/** Fails fast (before connecting or planning) when --to-file could not be written. */
+export function checkExportPath(path: string): void {
+  const fail = (why: string) => {
+    throw new UsageError(`cannot write --to-file ${path} (${why})`, 'Give a writable file path')
+  }
+  try {
+    if (existsSync(path)) {
+      if (statSync(path).isDirectory()) fail('it is a directory')
+      accessSync(path, constants.W_OK)
+    } else {
+      const dir = dirname(resolvePath(path))
+      if (!existsSync(dir)) fail(`directory ${dir} does not exist`)
+      accessSync(dir, constants.W_OK)
+    }
+  } catch (error) {
+    if (error instanceof UsageError) throw error
+    fail((error as NodeJS.ErrnoException).code ?? String(error))
+  }
 }
 
 /** Appends (a rerun after a crash continues the same file); refuses a directory or an unwritable path. */
