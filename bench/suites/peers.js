@@ -68,7 +68,10 @@ export default async function peers({quick, log}) {
 
   const measured = tools.filter((t) => !failed[t.key])
   const rates = Object.fromEntries(measured.map((t) => [t.key, summary(runs[t.key].map((r) => r.perSecond))]))
-  const ratios = PAIRS.filter(([, peer]) => !failed[peer]).map(([ours, peer]) => ({ours, peer, ...summary(runs[ours].map((r, i) => r.perSecond / runs[peer][i].perSecond))}))
+  const ratios = PAIRS.filter(([, peer]) => !failed[peer]).map(([ours, peer]) => {
+    const perRound = runs[ours].map((r, i) => r.perSecond / runs[peer][i].perSecond)
+    return {ours, peer, ...summary(perRound), peerFaster: perRound.filter((x) => x < 1).length}
+  })
   const startup = failed['graphile-worker'] ? undefined : summary(runs['graphile-worker'].map((r) => r.startupMs))
   return {
     title: 'Peers on the same PostgreSQL (same run)',
@@ -97,10 +100,13 @@ function markdown({n, rounds, tools, measured, failed, rates, ratios, startup}) 
     ...ratios.map((r) => `| ${label[r.ours]} ÷ ${label[r.peer]} | ${spread(r, 2)} |`),
     '',
   ]
+  const pair = (r) => `${label[r.ours]} vs ${label[r.peer]}: relay at ${fmt(r.median, 2)}×`
   const slower = ratios.filter((r) => r.median < 1)
   const close = ratios.filter((r) => r.median >= 1 && r.median < 1.5)
-  if (slower.length) lines.push(`**Faster than the relay in this run:** ${slower.map((r) => `${label[r.peer]} (relay at ${fmt(r.median, 2)}×)`).join('; ')}.`, '')
-  if (close.length) lines.push(`**Not a clear factor:** ${close.map((r) => `${label[r.peer]} (relay at ${fmt(r.median, 2)}×)`).join('; ')}.`, '')
+  const someRounds = ratios.filter((r) => r.median >= 1 && r.peerFaster > 0)
+  if (slower.length) lines.push(`**Faster than the relay in this run:** ${slower.map(pair).join('; ')}.`, '')
+  if (close.length) lines.push(`**Not a clear factor:** ${close.map(pair).join('; ')}.`, '')
+  if (someRounds.length) lines.push(`**Peer faster in some rounds:** ${someRounds.map((r) => `${label[r.peer]} beat ${label[r.ours]} in ${r.peerFaster} of ${rounds}`).join('; ')}.`, '')
   if (startup) lines.push(`graphile-worker's time includes its runner start-up (\`run()\` to the first job: median ${fmt(startup.median, 0)} ms, min ${fmt(startup.min, 0)}, max ${fmt(startup.max, 0)}).`, '')
   lines.push(
     'What bounds each tool here (all wait on PostgreSQL, not on Node: a CPU profile of the relay drain is ~95% idle): the relay spends two statements per batch — the claim (an UPDATE that takes the lease, HOT when the page has room) and the mark (an UPDATE of `published_at`, which is in the pending index\'s predicate, so never HOT) — each its own commit. graphile-worker fetches 500 jobs per statement into its local queue and completes them with batched DELETEs, so it makes fewer round trips per job than a 100-event batch; the batch-500 relay row shows the relay at the same fetch size. pg-boss\'s fetch reads and sorts all of the queue\'s pending jobs on every call (EXPLAIN ANALYZE here at 20,000 pending: Seq Scan + Sort, ~22 ms, against ~2 ms for the relay\'s claim, an index scan of the pending index), so it gets slower as the queue gets longer; at concurrency 1 both tools are still held back mostly by the two durable commits per batch, which is why the gap is smaller there. pg-transactional-outbox handles each message in its own transaction (lock, handler, mark) after a plpgsql function picks the batch row by row with NOWAIT locks.',
