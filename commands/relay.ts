@@ -14,8 +14,9 @@ them, marks the acknowledged ones published in one UPDATE, and schedules each fa
 retry with exponential backoff, failing it once it reaches --max-attempts. Run as many relays
 as you like, on any number of machines: they coordinate through the database only.
 
---once drains what is deliverable now and exits 0 when nothing is left pending or failed, 1
-when events are left retrying or failed (for CI). Without --once it runs until SIGTERM or
+--once drains what is deliverable now and exits 0 when nothing is left retrying or failed, 1
+when events are left retrying (waiting out a backoff) or failed (for CI); events other relays
+hold at that moment are theirs to report. Without --once it runs until SIGTERM or
 SIGINT, then finishes the batch in flight, hands back the leases it has not sent, and exits.
 Logs go to stderr, one line per batch (JSON with --log-format json).`
   static override examples = [
@@ -41,7 +42,7 @@ Logs go to stderr, one line per batch (JSON with --log-format json).`
     ordering: Flags.string({description: 'aggregate: never deliver an event before the older events of its aggregate', options: ['none', 'aggregate'], default: 'none'}),
     poll: Flags.string({description: 'how often an idle relay looks for new events', default: '1s', helpValue: 'DURATION'}),
     listen: Flags.boolean({description: 'PostgreSQL: also wake on the producer NOTIFY (polling stays the source of truth)', default: true, allowNo: true}),
-    once: Flags.boolean({description: 'drain what is deliverable now, then exit (0: all delivered, 1: events left retrying or failed)'}),
+    once: Flags.boolean({description: 'drain what is deliverable now, then exit (0: nothing left retrying or failed, 1: some are)'}),
     owner: Flags.string({description: 'lease owner written to lease_owner (default host:pid:random)'}),
     'log-format': Flags.string({description: 'log lines on stderr', options: ['text', 'json'], default: 'text'}),
     quiet: Flags.boolean({description: 'log warnings and errors only, not one line per batch'}),
@@ -91,7 +92,7 @@ Logs go to stderr, one line per batch (JSON with --log-format json).`
     })
     if (result.exitCode !== 0) {
       if (this.jsonEnabled()) this.logJson(result)
-      else process.stderr.write(`outbox: ${result.backlog?.pending ?? 0} event(s) left pending or retrying, ${result.backlog?.failed ?? 0} failed. See: outbox status, outbox failed\n`)
+      else process.stderr.write(`outbox: ${result.backlog?.retrying ?? 0} event(s) left retrying, ${result.backlog?.failed ?? 0} failed. See: outbox status, outbox failed\n`)
       this.exit(result.exitCode)
     }
     return result

@@ -145,13 +145,6 @@ export interface Dialect {
   analyze(names: TableNames): Sql
   /** drop the outbox table if it exists (verify's scratch table) */
   dropOutbox(names: TableNames): Sql
-  // --- relay (issue 3) ---
-  /**
-   * One row {pending, failed, oldest_pending_seconds}: unpublished-and-not-failed events,
-   * failed events, and the age of the oldest pending one by the database clock (NULL if none).
-   * Served to `outbox relay --metrics-port` and its --once exit code.
-   */
-  relayBacklog(names: TableNames): Sql
 
   // ---- operations (status, failed, replay, archive) ----
   /** SQL expression: seconds (fractional) from one timestamp expression to another */

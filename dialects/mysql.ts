@@ -222,12 +222,6 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   analyze: (names) => sql`ANALYZE TABLE ${raw(table(names, 'outbox'))}`,
   dropOutbox: (names) => sql`DROP TABLE IF EXISTS ${raw(table(names, 'outbox'))}`,
 
-  // --- relay (issue 3) ---
-  relayBacklog: (names) =>
-    sql`SELECT COALESCE(SUM(failed_at IS NULL), 0) AS pending, COALESCE(SUM(failed_at IS NOT NULL), 0) AS failed,
-  TIMESTAMPDIFF(MICROSECOND, MIN(CASE WHEN failed_at IS NULL THEN created_at END), ${raw(NOW)}) / 1000000 AS oldest_pending_seconds
-FROM ${raw(table(names, 'outbox'))} WHERE published_at IS NULL`,
-
   // ---- operations (status, failed, replay, archive) ----
   // The claim index (published_at, failed_at, created_at, id) already serves status's
   // pending, failed and published-window ranges: no extra index on this dialect.

@@ -201,12 +201,6 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   analyze: (names) => sql`ANALYZE ${raw(table(names, 'outbox'))}`,
   dropOutbox: (names) => sql`DROP TABLE IF EXISTS ${raw(table(names, 'outbox'))}`,
 
-  // --- relay (issue 3) ---
-  relayBacklog: (names) =>
-    sql`SELECT count(*) FILTER (WHERE failed_at IS NULL) AS pending, count(*) FILTER (WHERE failed_at IS NOT NULL) AS failed,
-  extract(epoch FROM ${raw(NOW)} - min(created_at) FILTER (WHERE failed_at IS NULL))::double precision AS oldest_pending_seconds
-FROM ${raw(table(names, 'outbox'))} WHERE published_at IS NULL`,
-
   // ---- operations (status, failed, replay, archive) ----
   // EXTRACT returns numeric on PostgreSQL 14+, which pg hands back as a string.
   secondsBetween: (from, to) => `EXTRACT(EPOCH FROM (${to} - ${from}))::double precision`,

@@ -190,12 +190,6 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   analyze: (names) => sql`ANALYZE ${raw(table(names, 'outbox'))}`,
   dropOutbox: (names) => sql`DROP TABLE IF EXISTS ${raw(table(names, 'outbox'))}`,
 
-  // --- relay (issue 3) ---
-  relayBacklog: (names) =>
-    sql`SELECT coalesce(sum(failed_at IS NULL), 0) AS pending, coalesce(sum(failed_at IS NOT NULL), 0) AS failed,
-  (julianday('now') - julianday(min(CASE WHEN failed_at IS NULL THEN created_at END))) * 86400.0 AS oldest_pending_seconds
-FROM ${raw(table(names, 'outbox'))} WHERE published_at IS NULL`,
-
   // ---- operations (status, failed, replay, archive) ----
   // julianday is a double: about 50 µs of error today, below the milliseconds we store.
   secondsBetween: (from, to) => `((julianday(${to}) - julianday(${from})) * 86400.0)`,

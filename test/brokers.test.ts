@@ -1,6 +1,7 @@
 // The amqp, nats and redis publishers against the real local brokers, alone and behind the
 // relay, including "broker down, then back" through a loopback TCP proxy: nothing is lost,
 // and nothing is marked published that the broker did not acknowledge.
+import {spawnSync} from 'node:child_process'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import type {TableNames} from '../dialects/index.js'
 import {openDb, type Db} from '../src/db/index.js'
@@ -20,6 +21,8 @@ import {sqliteUrl, uniqueTables} from './helpers/targets.js'
 /** What a test needs from each broker: a publisher (at a URL) and what the broker holds. */
 interface Harness {
   publisher(url: string): Publisher
+  /** `outbox relay` flags that publish to the same place */
+  cliFlags: string[]
   /** event ids the broker holds (or delivered), duplicates included */
   received(): Promise<string[]>
   cleanup(): Promise<void>
@@ -39,6 +42,7 @@ async function amqpHarness(b: Broker): Promise<Harness> {
   }, {noAck: true})
   return {
     publisher: (url) => new AmqpPublisher({url, exchange, timeoutMs: 3000}),
+    cliFlags: ['--exchange', exchange],
     received: async () => {
       for (const m of got) {
         expect(m.persistent).toBe(true)
@@ -61,6 +65,7 @@ async function natsHarness(b: Broker): Promise<Harness> {
   const jsm = await nc.jetstreamManager()
   return {
     publisher: (url) => new NatsPublisher({url, subjectPrefix: prefix, stream, timeoutMs: 1500}),
+    cliFlags: ['--subject-prefix', prefix, '--stream', stream],
     received: async () => {
       const info = await jsm.streams.info(stream)
       const ids: string[] = []
@@ -85,6 +90,7 @@ async function redisHarness(b: Broker): Promise<Harness> {
   await client.connect()
   return {
     publisher: (url) => new RedisPublisher({url, stream: key, timeoutMs: 1500}),
+    cliFlags: ['--stream', key],
     received: async () => {
       const entries = await client.xRange(key, '-', '+')
       for (const e of entries) expect(JSON.parse(e.message.payload)).toHaveProperty('n')
@@ -172,6 +178,23 @@ for (const name of ['amqp', 'nats', 'redis'] as const) {
       const held = (await h.received()).filter((id) => !before.has(id))
       // at least once everywhere; JetStream's duplicate window makes it exactly once
       if (name === 'nats') expect(held.length).toBe(20)
+    })
+
+    it(`outbox relay --publisher ${name} --once delivers to the broker`, async () => {
+      const cliDb = sqliteUrl()
+      const cli = await openDb(cliDb)
+      const cliNames = uniqueTables(`bc${name.slice(0, 2)}`)
+      await applyInit(cli, cliNames, {inbox: false, archive: false})
+      const ids = await seedEvents(cli, cliNames, {count: 5})
+      const bin = new URL('../bin/run.js', import.meta.url).pathname
+      const run = spawnSync(process.execPath, [bin, 'relay', '--url', cliDb, '--table', cliNames.outbox, '--publisher', name, '--target', b.url, ...h.cliFlags, '--once'], {encoding: 'utf8'})
+      expect(run.status, run.stderr).toBe(0)
+      expect(await count(cli, cliNames, 'published_at IS NULL')).toBe(0)
+      await cli.close()
+      await until(async () => {
+        const held = new Set(await h.received())
+        return ids.every((id) => held.has(id))
+      }, 5000, `${name} to hold the CLI's events`)
     })
 
     if (name === 'nats') {

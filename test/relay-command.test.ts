@@ -77,6 +77,19 @@ for (const target of matrix) {
       expect(run.stderr.match(/ info +batch claimed=/g)).toHaveLength(3)
       expect(run.stderr + run.stdout).not.toContain('hunter22')
     })
+
+    it('4 relay processes at once deliver every event exactly once', async () => {
+      await db.execute(sql`DELETE FROM ${raw(db.dialect.table(names, 'outbox'))}`)
+      const ids = await seedEvents(db, names, {count: 400, stepMs: 10})
+      const r = await receiver()
+      const args = ['--url', target.url, '--table', names.outbox, '--publisher', 'http', '--target', r.url, '--batch', '10', '--once', '--quiet']
+      const runs = await Promise.all([1, 2, 3, 4].map(() => start(args).done))
+      await r.close()
+      for (const run of runs) expect(run.code, run.stderr).toBe(0)
+      expect(r.ids).toHaveLength(400)
+      expect(new Set(r.ids)).toEqual(new Set(ids))
+      expect(await count(db, names, 'published_at IS NULL')).toBe(0)
+    })
   })
 }
 
@@ -102,8 +115,19 @@ describe('outbox relay (sqlite)', () => {
     await r.close()
     expect(run.code).toBe(1)
     const out = JSON.parse(run.stdout)
-    expect(out).toMatchObject({exitCode: 1, backlog: {pending: 0, failed: 1}})
+    expect(out).toMatchObject({exitCode: 1, backlog: {pending: 0, retrying: 0, failed: 1}})
     expect(out.published).toBe(3)
+  })
+
+  it('--once exits 1 when events are left retrying (in backoff)', async () => {
+    await db.execute(sql`DELETE FROM ${raw(db.dialect.table(names, 'outbox'))}`)
+    const ids = await seedEvents(db, names, {count: 3})
+    const r = await receiver((id) => (id === ids[0] ? 503 : 200))
+    const run = await start([...base(), '--publisher', 'http', '--target', r.url, '--once', '--backoff', '1m..1m']).done
+    await r.close()
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain('outbox: 1 event(s) left retrying, 0 failed')
+    expect(await count(db, names, 'published_at IS NOT NULL')).toBe(2)
   })
 
   it('runs until SIGTERM, serves metrics meanwhile, then stops gracefully with exit 0', async () => {
@@ -120,7 +144,8 @@ describe('outbox relay (sqlite)', () => {
       .find((l) => l.msg === 'metrics')
     const metrics = await (await fetch(line.url)).text()
     expect(metrics).toMatch(/^outbox_relay_published_total 7$/m)
-    expect(metrics).toMatch(/^outbox_backlog_events 0$/m)
+    expect(metrics).toMatch(new RegExp(`^outbox_pending\\{table="${names.outbox}"\\} 0$`, 'm'))
+    expect(metrics).toMatch(/^outbox_latency_seconds\{.*quantile="0.5"\} /m)
     expect(metrics).toMatch(/^outbox_relay_batch_seconds_count 1$/m)
     expect(metrics).toMatch(/^outbox_database_up 1$/m)
     relay.child.kill('SIGTERM')

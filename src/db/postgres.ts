@@ -72,22 +72,31 @@ export async function openPostgres(url: string, options: OpenOptions = {}): Prom
     },
     async listen(statement, onNotify, onError) {
       // A dedicated pool client: LISTEN belongs to the session, so it must not be shared.
+      // It is destroyed, not returned to the pool, when listening ends.
       const client = await pool.connect()
       let closed = false
-      client.on('notification', () => onNotify())
-      client.on('error', (error) => {
+      const notified = () => onNotify()
+      const failed = (error: Error) => {
         if (closed) return
         closed = true
         client.release(true)
         onError(error)
-      })
-      await client.query(postgres.compile(statement).text)
+      }
+      client.on('notification', notified)
+      client.on('error', failed)
+      try {
+        await client.query(postgres.compile(statement).text)
+      } catch (error) {
+        closed = true
+        client.release(true)
+        throw error
+      }
       return {
         async close() {
           if (closed) return
           closed = true
-          await client.query('UNLISTEN *').catch(() => {})
-          client.release()
+          client.off('notification', notified) // the error handler stays: it ignores errors once closed
+          client.release(true)
         },
       }
     },

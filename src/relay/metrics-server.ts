@@ -1,10 +1,12 @@
-// `--metrics-port`: Prometheus text on GET /metrics. Counters come from the relay process;
-// backlog and oldest pending age are read from the database at scrape time.
+// `--metrics-port`: Prometheus text on GET /metrics. Counters and the batch histogram come
+// from the relay process; backlog, oldest pending age and latency are read from the database
+// at scrape time with `outbox status`'s queries, under the same names as `status --format prometheus`.
 import {createServer, type Server} from 'node:http'
 import type {AddressInfo} from 'node:net'
 import type {TableNames} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
-import {relayBacklog} from './backlog.js'
+import {renderPrometheus} from '../render/prometheus.js'
+import {relayStatus} from './backlog.js'
 import type {RelayMetrics} from './metrics.js'
 
 export interface MetricsServer {
@@ -21,8 +23,7 @@ export async function serveMetrics(options: {db: Db; names: TableNames; metrics:
     const up = (value: number) => `# HELP outbox_database_up Whether the backlog query succeeded.\n# TYPE outbox_database_up gauge\noutbox_database_up ${value}\n`
     let body: string
     try {
-      const backlog = await relayBacklog(options.db, options.names)
-      body = options.metrics.render({pending: backlog.pending, oldestPendingSeconds: backlog.oldestPendingSeconds, failedTotal: backlog.failed}) + up(1)
+      body = options.metrics.render() + renderPrometheus(await relayStatus(options.db, options.names)) + up(1)
     } catch {
       // The database is down: still serve the process counters, and say so.
       body = options.metrics.render() + up(0)

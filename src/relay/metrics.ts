@@ -21,7 +21,7 @@ export class RelayMetrics {
   }
 
   /** Prometheus exposition format (text 0.0.4). */
-  render(extra: {pending?: number; oldestPendingSeconds?: number | null; failedTotal?: number} = {}): string {
+  render(): string {
     const lines: string[] = []
     const metric = (name: string, type: string, help: string, samples: [string, number][]) => {
       lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`)
@@ -41,11 +41,6 @@ export class RelayMetrics {
       `outbox_relay_batch_seconds_sum ${this.latencySum}`,
       `outbox_relay_batch_seconds_count ${this.batches}`,
     )
-    if (extra.pending !== undefined) metric('outbox_backlog_events', 'gauge', 'Events not yet published and not failed.', [['', extra.pending]])
-    if (extra.oldestPendingSeconds !== undefined) {
-      metric('outbox_oldest_pending_age_seconds', 'gauge', 'Age of the oldest unpublished, not failed event (database clock); 0 when none.', [['', extra.oldestPendingSeconds ?? 0]])
-    }
-    if (extra.failedTotal !== undefined) metric('outbox_failed_events', 'gauge', 'Events in the failed state in the table.', [['', extra.failedTotal]])
     return lines.join('\n') + '\n'
   }
 }

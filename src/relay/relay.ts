@@ -55,6 +55,8 @@ export interface DrainResult {
 
 const SILENT: RelayLogger = {info() {}, warn() {}, error() {}}
 const MAX_IDLE_BACKOFF_MS = 30_000
+/** share of the lease after which the unsent half of a batch is handed back, not sent */
+const LATE_FRACTION = 0.8
 
 function checkInt(value: number, name: string, min: number): number {
   if (!Number.isSafeInteger(value) || value < min) throw new UsageError(`relay ${name} must be a whole number >= ${min} (got ${value})`, `Pass a valid ${name}`)
@@ -89,6 +91,8 @@ export class Relay {
   private stopping = false
   private running?: Promise<void>
   private listener?: Listener
+  /** set once run()'s loops have ended, so a late LISTEN reconnect closes itself */
+  private loopsDone = false
   private readonly wakeup = new Wakeup()
 
   constructor(options: RelayOptions) {
@@ -150,6 +154,7 @@ export class Relay {
   }
 
   private async run(): Promise<void> {
+    this.loopsDone = false
     if (this.listen) await this.startListening()
     const loop = async () => {
       let failures = 0
@@ -171,6 +176,7 @@ export class Relay {
     try {
       await Promise.all(Array.from({length: this.concurrency}, loop))
     } finally {
+      this.loopsDone = true
       await this.listener?.close().catch(() => {})
       this.listener = undefined
     }
@@ -185,11 +191,14 @@ export class Relay {
     const statement = listen(notifyChannel(this.names))
     const attach = async (): Promise<void> => {
       try {
-        this.listener = await this.db.listen!(statement, () => this.wakeup.wakeAll(), (error) => {
+        const listener = await this.db.listen!(statement, () => this.wakeup.wakeAll(), (error) => {
           this.listener = undefined
           this.logger.warn('LISTEN connection lost; polling until it is back', {error: errorText(error)})
           if (!this.stopping) setTimeout(() => void attach(), this.pollMs).unref()
         })
+        // A reconnect that lands after stop() must not keep the connection (and the pool) open.
+        if (this.loopsDone) await listener.close()
+        else this.listener = listener
       } catch (error) {
         this.logger.warn('LISTEN failed; polling only', {error: errorText(error)})
         if (!this.stopping) setTimeout(() => void attach(), Math.max(this.pollMs, 1000)).unref()
@@ -204,6 +213,12 @@ export class Relay {
     if (events.length === 0) return undefined
     const started = performance.now()
     failpoint('relay.after-claim')
+    if (this.stopping) {
+      // stop() came while we were claiming: nothing of this batch is in flight, hand it all back.
+      const released = await releaseLeases(this.db, this.names, events.map((e) => e.id), this.owner)
+      this.logger.info('batch released on stop', {claimed: events.length, released})
+      return {published: 0, retried: 0, failed: 0, batches: 1}
+    }
     // Two halves, so "part of the batch sent" is a real state a crash can leave behind, and a
     // stop between them hands the unsent half back at once instead of letting it lapse.
     const half = events.length > 1 ? Math.ceil(events.length / 2) : events.length
@@ -213,7 +228,11 @@ export class Relay {
     failpoint('relay.mid-batch')
     let released = 0
     if (second.length > 0) {
-      if (this.stopping) released = await releaseLeases(this.db, this.names, second.map((e) => e.id), this.owner)
+      // Past most of the lease, the second half may already be another relay's: sending it
+      // would only make duplicates. Hand it back (a no-op for rows taken over) instead.
+      const late = performance.now() - started >= this.claim.leaseMs * LATE_FRACTION
+      if (late) this.logger.warn('first half of the batch took most of the lease; handing the rest back', {handedBack: second.length, leaseMs: this.claim.leaseMs})
+      if (this.stopping || late) released = await releaseLeases(this.db, this.names, second.map((e) => e.id), this.owner)
       else results.push(...(await this.send(second)))
     }
     const sent = events.slice(0, results.length)
@@ -251,16 +270,20 @@ export class Relay {
 
   private async settle(events: ClaimedEvent[], results: PublishResult[]): Promise<DrainResult> {
     const outcome: DrainResult = {published: 0, retried: 0, failed: 0, batches: 1}
-    const ok = events.filter((_, i) => results[i].ok).map((e) => e.id)
+    const ok: string[] = []
+    const failures: [ClaimedEvent, PublishResult & {ok: false}][] = []
+    events.forEach((event, i) => {
+      const result = results[i]
+      if (result.ok) ok.push(event.id)
+      else failures.push([event, result])
+    })
     // No owner check: the broker has the events, so marking is right even when the lease
     // lapsed and another relay is re-sending them (consumers dedupe by id).
     await markPublished(this.db, this.names, ok)
     outcome.published = ok.length
     this.metrics.published += ok.length
     await Promise.all(
-      events.map(async (event, i) => {
-        const result = results[i]
-        if (result.ok) return
+      failures.map(async ([event, result]) => {
         const permanent = result.permanent === true
         const fails = permanent || event.attempts >= this.maxAttempts
         const settled = await retryEvent(this.db, this.names, {

@@ -29,7 +29,7 @@ export interface RelayServiceOptions<N extends PublisherName = PublisherName> {
 export interface RelayServiceResult extends DrainResult {
   /** what is left in the outbox afterwards (always read for --once) */
   backlog?: Backlog
-  /** 0: nothing left pending or failed; 1: events left retrying or failed (--once only) */
+  /** 0: nothing left retrying or failed; 1: events left retrying (in backoff) or failed (--once only) */
   exitCode: 0 | 1
 }
 
@@ -64,13 +64,21 @@ export async function runRelayService(options: RelayServiceOptions): Promise<Rel
       listen: options.relay.listen && db.dialect.name === 'postgres' ? true : undefined,
       once: options.once || undefined,
     })
+    const worst = worstPublishMs(options)
+    if (worst > (options.relay.leaseMs ?? 30_000)) {
+      logger.warn('a slow batch can outlive its lease and be sent twice: raise --lease, or lower --batch or --publish-timeout', {
+        worstCaseMs: worst,
+        leaseMs: options.relay.leaseMs ?? 30_000,
+      })
+    }
     if (options.once) {
       const result = await relay.drainOnce().catch((error) => {
         throw describeDbError(error, options.url, {table})
       })
       const backlog = await relayBacklog(db, options.tables)
-      const exitCode = backlog.pending === 0 && backlog.failed === 0 ? 0 : 1
-      logger.info('drained', {...result, pending: backlog.pending, failed_total: backlog.failed})
+      // Events other relays hold right now are theirs to report; ours is what is left retrying or failed.
+      const exitCode = backlog.retrying === 0 && backlog.failed === 0 ? 0 : 1
+      logger.info('drained', {...result, pending: backlog.pending, retrying: backlog.retrying, in_flight: backlog.inFlight, failed_total: backlog.failed})
       return {...result, backlog, exitCode}
     }
     await runUntilSignal(relay, logger, stopSignals)
@@ -102,6 +110,15 @@ async function runUntilSignal(relay: Relay, logger: ReturnType<typeof createLogg
     cleanups.push(() => process.off(signal, onSignal))
   }
   await relay.start()
+}
+
+/** Longest a batch can take to publish when every request times out (http sends in rounds). */
+function worstPublishMs(options: RelayServiceOptions): number {
+  const o = options.publisherOptions as {timeoutMs?: number; concurrency?: number}
+  if (options.publisher === 'stdout') return 0
+  const timeout = o.timeoutMs ?? (options.publisher === 'http' || options.publisher === 'amqp' ? 10_000 : 5000)
+  const rounds = options.publisher === 'http' ? Math.ceil((options.relay.batch ?? 100) / (o.concurrency ?? 16)) : 1
+  return timeout * rounds
 }
 
 async function closeDb(db: Db): Promise<void> {

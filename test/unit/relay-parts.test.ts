@@ -1,0 +1,102 @@
+// The relay's small parts, no database: backoff, flag parsing, the stdout envelope, metrics
+// text and log lines.
+import {PassThrough} from 'node:stream'
+import {describe, expect, it} from 'vitest'
+import {parseBackoff, parseHeaders, publisherOptions} from '../../src/cli/relay-flags.js'
+import {UsageError} from '../../src/errors.js'
+import {StdoutPublisher} from '../../src/publishers/stdout.js'
+import {backoffDelay} from '../../src/relay/backoff.js'
+import type {ClaimedEvent} from '../../src/relay/claim.js'
+import {createLogger} from '../../src/relay/logger.js'
+import {RelayMetrics} from '../../src/relay/metrics.js'
+
+const event: ClaimedEvent = {
+  id: '0190c3c2-0000-7000-8000-000000000001',
+  eventType: 'order.created',
+  aggregateType: null,
+  aggregateId: 'order-1',
+  aggregateVersion: 7,
+  payload: '{"amount": 12345678901234567890}',
+  headers: '{"traceparent":"00-abc-def-01"}',
+  createdAt: new Date('2026-01-31T12:00:00.000Z'),
+  attempts: 2,
+}
+
+describe('backoff', () => {
+  const b = {baseMs: 1000, capMs: 60_000}
+  it('doubles per attempt between half and all of the step, and stops at the cap', () => {
+    expect(backoffDelay(1, b, () => 0)).toBe(500)
+    expect(backoffDelay(1, b, () => 1)).toBe(1000)
+    expect(backoffDelay(3, b, () => 0)).toBe(2000)
+    expect(backoffDelay(3, b, () => 1)).toBe(4000)
+    expect(backoffDelay(30, b, () => 1)).toBe(60_000)
+    expect(backoffDelay(10_000, b, () => 0)).toBe(30_000)
+  })
+})
+
+describe('relay flags', () => {
+  it('parses --backoff BASE..CAP', () => {
+    expect(parseBackoff('1s..10m')).toEqual({baseMs: 1000, capMs: 600_000})
+    expect(parseBackoff('250ms..5s')).toEqual({baseMs: 250, capMs: 5000})
+    for (const bad of ['1s', '1s..', '..1s', '10m..1s', 'a..b', '1s...2s']) expect(() => parseBackoff(bad), bad).toThrow(UsageError)
+  })
+  it('parses --header "Name: value" and refuses anything else', () => {
+    expect(parseHeaders(['Authorization: Bearer x:y', 'X-Team:  core '])).toEqual({authorization: 'Bearer x:y', 'x-team': 'core'})
+    expect(() => parseHeaders(['no colon'])).toThrow(/is not "Name: value"/)
+    expect(() => parseHeaders(['bad name: v'])).toThrow(UsageError)
+  })
+  it('checks the target for each publisher before connecting', () => {
+    expect(publisherOptions({publisher: 'stdout'}, {})).toEqual({name: 'stdout', options: {}})
+    expect(() => publisherOptions({publisher: 'http'}, {})).toThrow(/needs --target/)
+    expect(() => publisherOptions({publisher: 'nats', target: 'redis://x'}, {})).toThrow(/nats:\/\/ or tls:\/\//)
+    expect(() => publisherOptions({publisher: 'http', target: 'http://x', cloudevents: 'binary', 'http-concurrency': '0'}, {})).toThrow(/http-concurrency/)
+    const http = publisherOptions({publisher: 'http', target: 'https://h/e', cloudevents: 'binary', 'publish-timeout': '2s'}, {})
+    expect(http.options).toMatchObject({target: 'https://h/e', mode: 'binary', timeoutMs: 2000})
+    expect(publisherOptions({publisher: 'redis'}, {OUTBOX_TARGET: 'redis://127.0.0.1:6379'}).options).toMatchObject({url: 'redis://127.0.0.1:6379'})
+  })
+})
+
+describe('stdout publisher', () => {
+  it('writes one JSON line per event with the stored payload text spliced in', async () => {
+    const stream = new PassThrough()
+    let out = ''
+    stream.on('data', (d) => (out += d))
+    const results = await new StdoutPublisher({stream}).publish([event, {...event, id: 'x2', headers: null}])
+    expect(results).toEqual([{ok: true}, {ok: true}])
+    const lines = out.trimEnd().split('\n')
+    expect(lines).toHaveLength(2)
+    expect(lines[0]).toContain('"payload":{"amount": 12345678901234567890}')
+    expect(JSON.parse(lines[0])).toMatchObject({id: event.id, event_type: 'order.created', aggregate_id: 'order-1', aggregate_version: 7, created_at: '2026-01-31T12:00:00.000Z', headers: {traceparent: '00-abc-def-01'}})
+    expect(JSON.parse(lines[1]).headers).toBeNull()
+  })
+})
+
+describe('metrics and logs', () => {
+  it('renders Prometheus text with cumulative histogram buckets', () => {
+    const m = new RelayMetrics()
+    m.published = 5
+    m.observeBatch(0.02)
+    m.observeBatch(3)
+    const text = m.render()
+    expect(text).toMatch(/^# TYPE outbox_relay_published_total counter$/m)
+    expect(text).toMatch(/^outbox_relay_published_total 5$/m)
+    expect(text).toMatch(/^outbox_relay_batch_seconds_bucket\{le="0.025"\} 1$/m)
+    expect(text).toMatch(/^outbox_relay_batch_seconds_bucket\{le="5"\} 2$/m)
+    expect(text).toMatch(/^outbox_relay_batch_seconds_bucket\{le="\+Inf"\} 2$/m)
+    expect(text).toMatch(/^outbox_relay_batch_seconds_count 2$/m)
+  })
+  it('logs plain or JSON lines with no password in them', () => {
+    const stream = new PassThrough()
+    let out = ''
+    stream.on('data', (d) => (out += d))
+    const secret = 'amqp://relay:pa55word@mq:5672'
+    createLogger({stream, secrets: [secret]}).warn('connect failed', {error: 'login pa55word refused for amqp://relay:pa55word@mq:5672'})
+    createLogger({stream, format: 'json', secrets: [secret]}).info('batch', {claimed: 3, published: 3})
+    createLogger({stream, quiet: true}).info('batch', {claimed: 1})
+    const [text, json, extra] = out.trimEnd().split('\n')
+    expect(text).toMatch(/^\S+Z warn  connect failed error="login \*\*\* refused for amqp:\/\/relay:\*\*\*@mq:5672"$/)
+    expect(JSON.parse(json)).toMatchObject({level: 'info', msg: 'batch', claimed: 3, published: 3})
+    expect(extra).toBeUndefined()
+    expect(out).not.toContain('pa55word')
+  })
+})
