@@ -100,6 +100,13 @@ interface SqliteDatabase {
 /** better-sqlite3 is synchronous: call this inside `database.transaction(() => ...)`. */
 export function writeEventSync(database: SqliteDatabase, event: NewEvent, options: Omit<ProducerOptions, 'dialect' | 'notify'> = {}): string {
   const {id, insert} = statements(DIALECTS.sqlite, event, options)
-  database.prepare(insert.text).run(...insert.params)
+  // Preparing costs about as much as the rest of the call: keep one per database and text.
+  let cache = PREPARED.get(database)
+  if (!cache) PREPARED.set(database, (cache = new Map()))
+  let statement = cache.get(insert.text)
+  if (!statement) cache.set(insert.text, (statement = database.prepare(insert.text)))
+  statement.run(...insert.params)
   return id
 }
+
+const PREPARED = new WeakMap<SqliteDatabase, Map<string, {run(...params: unknown[]): unknown}>>()
