@@ -210,3 +210,16 @@ for (const target of matrix) {
     })
   })
 }
+
+describe.skipIf(!matrix.find((t) => t.dialect === 'postgres')?.available)('relay connections commit asynchronously, others do not', () => {
+  it('asyncCommit sets synchronous_commit = off on those connections only', async () => {
+    for (const [asyncCommit, expected] of [[true, 'off'], [false, 'on']] as const) {
+      const db = await openDb(PG_URL, {asyncCommit})
+      try {
+        expect((await db.query<{synchronous_commit: string}>(sql`SHOW synchronous_commit`))[0].synchronous_commit).toBe(expected)
+      } finally {
+        await db.close()
+      }
+    }
+  })
+})

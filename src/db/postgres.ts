@@ -39,6 +39,7 @@ export async function openPostgres(url: string, options: OpenOptions = {}): Prom
     statement_timeout: options.statementTimeoutMs,
     types,
     application_name: 'outbox',
+    options: options.asyncCommit ? '-c synchronous_commit=off' : undefined,
   })
   // An idle client losing its connection (server restart, pg_terminate_backend) must not
   // crash the process; the next query gets a fresh connection.

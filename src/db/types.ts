@@ -46,6 +46,12 @@ export interface OpenOptions {
   connectTimeoutMs?: number
   /** per-statement timeout on the server, where supported (default none) */
   statementTimeoutMs?: number
+  /**
+   * PostgreSQL: commit without waiting for the WAL flush on these connections only
+   * (synchronous_commit = off). For the relay's claims and marks this is safe: one lost in
+   * a server crash means a resend, which consumers dedupe. Never for producers.
+   */
+  asyncCommit?: boolean
   /** SQLite busy timeout (default 5s) */
   busyTimeoutMs?: number
 }
