@@ -137,10 +137,10 @@ function bulkReplay(db, n, sinceParam) {
   )
 }
 
-async function throughput(url, size, runs, log) {
+async function throughput(url, size, runs, batch, log) {
   const db = await openDb(url)
   const n = names(`tp_${randomBytes(2).toString('hex')}`)
-  const out = {dialect: db.dialect.name, rows: size, archive: {batched: [], bulk: [], maxBatchMs: [], rssMb: []}, replay: {batched: [], bulk: [], maxBatchMs: [], rssMb: []}, bulkTxMs: {archive: [], replay: []}}
+  const out = {dialect: db.dialect.name, rows: size, batch, archive: {batched: [], bulk: [], maxBatchMs: [], rssMb: []}, replay: {batched: [], bulk: [], maxBatchMs: [], rssMb: []}, bulkTxMs: {archive: [], replay: []}}
   const reset = async () => {
     await fresh(db, n)
     await loadHistory(db, n, 1, size)
@@ -167,11 +167,11 @@ async function throughput(url, size, runs, log) {
       return `${op} ${fmt(size / c.seconds, 0)} vs bulk ${fmt(size / (ms / 1000), 0)} rows/s, rss ${fmt(c.maxRssMb)} MB`
     }
     for (let r = 0; r < runs; r++) {
-      const a = await pair('archive', {before: cutoff.toISOString(), batch: 1000}, () =>
+      const a = await pair('archive', {before: cutoff.toISOString(), batch}, () =>
         bulkArchive(db, n, db.dialect.timeParam(cutoff), db.dialect.timeParam(published)),
       )
-      const p = await pair('replay', {since: since.toISOString(), batch: 1000}, () => bulkReplay(db, n, db.dialect.timeParam(since)))
-      log(`${db.dialect.name} ${size} run ${r + 1}: ${a}; ${p}`)
+      const p = await pair('replay', {since: since.toISOString(), batch}, () => bulkReplay(db, n, db.dialect.timeParam(since)))
+      log(`${db.dialect.name} ${size} batch ${batch} run ${r + 1}: ${a}; ${p}`)
     }
   } finally {
     for (const which of ['outbox', 'archive']) await db.execute(sql`DROP TABLE IF EXISTS ${raw(db.dialect.table(n, which))}`)
@@ -205,17 +205,18 @@ export default async function ({quick, log}) {
   for (const [url, sizes] of plan) status.push(...(await statusScaling(url, sizes, runs, log)))
 
   const tpPlan = quick
-    ? [[PG, 20_000, 1]]
+    ? [[PG, 20_000, 1, 1000]]
     : [
-        [PG, 100_000, 1],
-        [PG, 1_000_000, 2],
-        [MYSQL, 100_000, 1],
-        [MYSQL, 1_000_000, 1],
-        [await sqliteUrl(), 100_000, 1],
-        [await sqliteUrl(), 1_000_000, 1],
+        [PG, 100_000, 1, 1000],
+        [PG, 1_000_000, 2, 1000],
+        [PG, 1_000_000, 1, 10_000],
+        [MYSQL, 100_000, 1, 1000],
+        [MYSQL, 1_000_000, 1, 1000],
+        [await sqliteUrl(), 100_000, 1, 1000],
+        [await sqliteUrl(), 1_000_000, 1, 1000],
       ]
   const tp = []
-  for (const [url, size, n] of tpPlan) tp.push(await throughput(url, size, n, log))
+  for (const [url, size, n, batch] of tpPlan) tp.push(await throughput(url, size, n, batch, log))
   return {title: 'Operations: status, replay, archive (ops)', markdown: markdown(status, tp), raw: {status, throughput: tp}}
 }
 
@@ -236,20 +237,20 @@ function markdown(status, tp) {
   }
   lines.push(
     '',
-    'Archive and replay: batched (`--batch 1000`, each batch one transaction, run as the library in a child process) against one bulk transaction doing the same work (`INSERT ... SELECT` + `DELETE`, or one `UPDATE`), same table, same run. Rows/s medians (min-max); "longest batch" is the longest gap between two batch commits, i.e. the longest any lock was held; the bulk transaction holds its locks for its whole duration.',
+    'Archive and replay: batched (`--batch 1000` unless stated, each batch one transaction, run as the library in a child process) against one bulk transaction doing the same work (`INSERT ... SELECT` + `DELETE`, or one `UPDATE`), same table, same run. Rows/s medians (min-max); "longest batch" is the longest gap between two batch commits, i.e. the longest any lock was held; the bulk transaction holds its locks for its whole duration.',
     '',
-    '| dialect | rows | runs | archive rows/s | bulk rows/s | ratio | replay rows/s | bulk rows/s | ratio | longest batch ms (archive / replay) | bulk tx ms (archive / replay) | peak RSS MB (archive / replay) |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| dialect | rows | batch | runs | archive rows/s | bulk rows/s | ratio | replay rows/s | bulk rows/s | ratio | longest batch ms (archive / replay) | bulk tx ms (archive / replay) | peak RSS MB (archive / replay) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   )
   const r = (s) => `${fmt(s.median, 0)} (${fmt(s.min, 0)}-${fmt(s.max, 0)})`
   for (const t of tp) {
     lines.push(
-      `| ${t.dialect} | ${t.rows.toLocaleString('en')} | ${t.archive.batched.runs} | ${r(t.archive.batched)} | ${r(t.archive.bulk)} | ${fmt(t.archive.batched.median / t.archive.bulk.median, 2)} | ${r(t.replay.batched)} | ${r(t.replay.bulk)} | ${fmt(t.replay.batched.median / t.replay.bulk.median, 2)} | ${fmt(t.archive.maxBatchMs.max, 0)} / ${fmt(t.replay.maxBatchMs.max, 0)} | ${fmt(t.bulkTxMs.archive.median, 0)} / ${fmt(t.bulkTxMs.replay.median, 0)} | ${fmt(t.archive.rssMb.max)} / ${fmt(t.replay.rssMb.max)} |`,
+      `| ${t.dialect} | ${t.rows.toLocaleString('en')} | ${t.batch} | ${t.archive.batched.runs} | ${r(t.archive.batched)} | ${r(t.archive.bulk)} | ${fmt(t.archive.batched.median / t.archive.bulk.median, 2)} | ${r(t.replay.batched)} | ${r(t.replay.bulk)} | ${fmt(t.replay.batched.median / t.replay.bulk.median, 2)} | ${fmt(t.archive.maxBatchMs.max, 0)} / ${fmt(t.replay.maxBatchMs.max, 0)} | ${fmt(t.bulkTxMs.archive.median, 0)} / ${fmt(t.bulkTxMs.replay.median, 0)} | ${fmt(t.archive.rssMb.max)} / ${fmt(t.replay.rssMb.max)} |`,
     )
   }
   const mem = []
   for (const d of [...new Set(tp.map((t) => t.dialect))]) {
-    const rows = tp.filter((t) => t.dialect === d).sort((a, b) => a.rows - b.rows)
+    const rows = tp.filter((t) => t.dialect === d && t.batch === 1000).sort((a, b) => a.rows - b.rows)
     if (rows.length < 2) continue
     const [small, big] = [rows[0], rows[rows.length - 1]]
     mem.push(`${d}: archive ${fmt(big.archive.rssMb.max / small.archive.rssMb.max, 2)}x, replay ${fmt(big.replay.rssMb.max / small.replay.rssMb.max, 2)}x (${big.rows.toLocaleString('en')} vs ${small.rows.toLocaleString('en')} rows)`)
