@@ -130,6 +130,29 @@ export interface Dialect {
   serverVersion(): Sql
   supportsSkipLocked(version: string): boolean
 
+  // --- `outbox verify`: proving the claim on a live server (src/verify/) ---
+  /** whether this server version can run the claim as designed, in words a user can act on */
+  claimSupport(version: string): {ok: boolean; detail: string}
+  /** run inside a transaction: a lock wait gives up after ms instead of blocking (undefined: SQLite's busy timeout does it) */
+  lockTimeout(ms: number): Sql | undefined
+  /** the error a lock wait that gave up raises (PostgreSQL 55P03, MySQL/MariaDB 1205, SQLITE_BUSY) */
+  isLockTimeout(error: unknown): boolean
+  /** the current transaction's isolation level as column `level` (MySQL/MariaDB: the variable's name differs); undefined on SQLite */
+  isolationLevel(version: string): Sql | undefined
+  /** the statement's plan (EXPLAIN / EXPLAIN QUERY PLAN) */
+  explain(statement: Sql): Sql
+  /** refresh the planner's statistics for the outbox table */
+  analyze(names: TableNames): Sql
+  /** drop the outbox table if it exists (verify's scratch table) */
+  dropOutbox(names: TableNames): Sql
+  // --- relay (issue 3) ---
+  /**
+   * One row {pending, failed, oldest_pending_seconds}: unpublished-and-not-failed events,
+   * failed events, and the age of the oldest pending one by the database clock (NULL if none).
+   * Served to `outbox relay --metrics-port` and its --once exit code.
+   */
+  relayBacklog(names: TableNames): Sql
+
   // ---- operations (status, failed, replay, archive) ----
   /** SQL expression: seconds (fractional) from one timestamp expression to another */
   secondsBetween(from: string, to: string): string

@@ -200,11 +200,33 @@ ON DUPLICATE KEY UPDATE event_id = event_id`,
     sql`SELECT MAX(aggregate_version) AS max_version FROM ${raw(table(names, 'inbox'))}
 WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggregateType(aggregateType)}`,
   serverVersion: () => sql`SELECT VERSION() AS version`,
-  supportsSkipLocked: (version) => {
-    const [major, minor, patch] = version.split(/[.-]/).map(Number)
-    if (/mariadb/i.test(version)) return major > 10 || (major === 10 && minor >= 6)
-    return major > 8 || (major === 8 && (minor > 0 || patch >= 1))
+  supportsSkipLocked,
+
+  // --- outbox verify ---
+  claimSupport: (version) => {
+    const product = isMariaDb(version) ? 'MariaDB' : 'MySQL'
+    const needs = isMariaDb(version) ? '10.6+' : '8.0.1+'
+    return supportsSkipLocked(version)
+      ? {ok: true, detail: `${product} ${version}: SELECT ... FOR UPDATE SKIP LOCKED supported (${needs})`}
+      : {
+          ok: false,
+          detail: `${product} ${version} has no SKIP LOCKED (needs ${needs}): concurrent relays would wait on each other's rows or claim nothing. Upgrade the server`,
+        }
   },
+  // Whole seconds, at least 1: the variable takes no fractions.
+  lockTimeout: (ms) => sql`SET SESSION innodb_lock_wait_timeout = ${raw(String(Math.max(1, Math.ceil(ms / 1000))))}`,
+  isLockTimeout: (error) => (error as {errno?: number})?.errno === 1205,
+  // MySQL 8 removed tx_isolation; MariaDB 10.11 has only tx_isolation.
+  isolationLevel: (version) => sql`SELECT ${raw(isMariaDb(version) ? '@@tx_isolation' : '@@transaction_isolation')} AS level`,
+  explain: (statement) => sql`EXPLAIN ${statement}`,
+  analyze: (names) => sql`ANALYZE TABLE ${raw(table(names, 'outbox'))}`,
+  dropOutbox: (names) => sql`DROP TABLE IF EXISTS ${raw(table(names, 'outbox'))}`,
+
+  // --- relay (issue 3) ---
+  relayBacklog: (names) =>
+    sql`SELECT COALESCE(SUM(failed_at IS NULL), 0) AS pending, COALESCE(SUM(failed_at IS NOT NULL), 0) AS failed,
+  TIMESTAMPDIFF(MICROSECOND, MIN(CASE WHEN failed_at IS NULL THEN created_at END), ${raw(NOW)}) / 1000000 AS oldest_pending_seconds
+FROM ${raw(table(names, 'outbox'))} WHERE published_at IS NULL`,
 
   // ---- operations (status, failed, replay, archive) ----
   // The claim index (published_at, failed_at, created_at, id) already serves status's
@@ -213,4 +235,14 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   // mysql2 parses DATETIME(6) into a millisecond Date; the cursor needs the microseconds.
   exactTime: (column) => `DATE_FORMAT(${column}, '%Y-%m-%d %H:%i:%s.%f')`,
   writableCte: false,
+}
+
+function isMariaDb(version: string): boolean {
+  return /mariadb/i.test(version)
+}
+
+function supportsSkipLocked(version: string): boolean {
+  const [major, minor, patch] = version.split(/[.-]/).map(Number)
+  if (isMariaDb(version)) return major > 10 || (major === 10 && minor >= 6)
+  return major > 8 || (major === 8 && (minor > 0 || patch >= 1))
 }

@@ -187,10 +187,25 @@ ON CONFLICT (consumer, event_id) DO NOTHING`,
     sql`SELECT max(aggregate_version) AS max_version FROM ${raw(table(names, 'inbox'))}
 WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggregateType(aggregateType)}`,
   serverVersion: () => sql`SELECT current_setting('server_version') AS version`,
-  supportsSkipLocked: (version) => {
-    const [major, minor] = version.split(/[.\s]/).map(Number)
-    return major > 9 || (major === 9 && minor >= 5)
-  },
+  supportsSkipLocked,
+
+  // --- outbox verify ---
+  claimSupport: (version) =>
+    supportsSkipLocked(version)
+      ? {ok: true, detail: `PostgreSQL ${version}: FOR UPDATE SKIP LOCKED supported (9.5+)`}
+      : {ok: false, detail: `PostgreSQL ${version} has no FOR UPDATE SKIP LOCKED (needs 9.5+): relays would wait on each other's rows. Upgrade the server`},
+  lockTimeout: (ms) => sql`SET LOCAL lock_timeout = ${raw(`'${positiveMs(ms)}ms'`)}`,
+  isLockTimeout: (error) => (error as {code?: string})?.code === '55P03',
+  isolationLevel: () => sql`SELECT current_setting('transaction_isolation') AS level`,
+  explain: (statement) => sql`EXPLAIN ${statement}`,
+  analyze: (names) => sql`ANALYZE ${raw(table(names, 'outbox'))}`,
+  dropOutbox: (names) => sql`DROP TABLE IF EXISTS ${raw(table(names, 'outbox'))}`,
+
+  // --- relay (issue 3) ---
+  relayBacklog: (names) =>
+    sql`SELECT count(*) FILTER (WHERE failed_at IS NULL) AS pending, count(*) FILTER (WHERE failed_at IS NOT NULL) AS failed,
+  extract(epoch FROM ${raw(NOW)} - min(created_at) FILTER (WHERE failed_at IS NULL))::double precision AS oldest_pending_seconds
+FROM ${raw(table(names, 'outbox'))} WHERE published_at IS NULL`,
 
   // ---- operations (status, failed, replay, archive) ----
   // EXTRACT returns numeric on PostgreSQL 14+, which pg hands back as a string.
@@ -198,5 +213,16 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   // pg parses timestamptz into a millisecond Date; the cursor needs the microseconds.
   exactTime: (column) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`,
   writableCte: true,
+}
+
+function supportsSkipLocked(version: string): boolean {
+  const [major, minor] = version.split(/[.\s]/).map(Number)
+  return major > 9 || (major === 9 && minor >= 5)
+}
+
+/** SET takes no bound parameters, so the value is inlined: a validated integer only. */
+function positiveMs(ms: number): number {
+  if (!Number.isSafeInteger(ms) || ms < 1) throw new RangeError(`invalid lock timeout ${ms}`)
+  return ms
 }
 

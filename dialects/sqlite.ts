@@ -174,6 +174,28 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   serverVersion: () => sql`SELECT sqlite_version() AS version`,
   supportsSkipLocked: () => false,
 
+  // --- outbox verify ---
+  // No row locks: one writer at a time, and the claim is one UPDATE ... RETURNING (3.35+).
+  claimSupport: (version) => {
+    const [major, minor] = version.split('.').map(Number)
+    const ok = major > 3 || (major === 3 && minor >= 35)
+    return ok
+      ? {ok, detail: `SQLite ${version}: no SKIP LOCKED (not needed: one writer at a time); UPDATE ... RETURNING supported (3.35+)`}
+      : {ok, detail: `SQLite ${version} has no UPDATE ... RETURNING (needs 3.35+). Upgrade better-sqlite3`}
+  },
+  lockTimeout: () => undefined,
+  isLockTimeout: (error) => /^SQLITE_BUSY/.test(String((error as {code?: string})?.code ?? '')),
+  isolationLevel: () => undefined,
+  explain: (statement) => sql`EXPLAIN QUERY PLAN ${statement}`,
+  analyze: (names) => sql`ANALYZE ${raw(table(names, 'outbox'))}`,
+  dropOutbox: (names) => sql`DROP TABLE IF EXISTS ${raw(table(names, 'outbox'))}`,
+
+  // --- relay (issue 3) ---
+  relayBacklog: (names) =>
+    sql`SELECT coalesce(sum(failed_at IS NULL), 0) AS pending, coalesce(sum(failed_at IS NOT NULL), 0) AS failed,
+  (julianday('now') - julianday(min(CASE WHEN failed_at IS NULL THEN created_at END))) * 86400.0 AS oldest_pending_seconds
+FROM ${raw(table(names, 'outbox'))} WHERE published_at IS NULL`,
+
   // ---- operations (status, failed, replay, archive) ----
   // julianday is a double: about 50 µs of error today, below the milliseconds we store.
   secondsBetween: (from, to) => `((julianday(${to}) - julianday(${from})) * 86400.0)`,

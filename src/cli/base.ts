@@ -32,7 +32,11 @@ export abstract class OutboxCommand extends Command {
     if (ms === undefined) return
     setTimeout(() => {
       process.stderr.write(`outbox: timed out after ${formatAge(ms / 1000)}. Raise --timeout or check what the command was waiting for (locks, an unreachable server)\n`)
-      process.exit(EXIT.usage)
+      process.exitCode = EXIT.usage
+      // Commands that clean up on SIGTERM (verify drops its scratch table) get to do so, briefly.
+      if (process.listenerCount('SIGTERM') === 0) process.exit(EXIT.usage)
+      setTimeout(() => process.exit(EXIT.usage), 5000).unref()
+      process.emit('SIGTERM')
     }, ms).unref()
   }
 

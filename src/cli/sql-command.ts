@@ -35,7 +35,7 @@ export abstract class SqlCommand extends OutboxCommand {
 export function positiveInt(text: string, flag: string, max = 1_000_000): number {
   if (!/^\d+$/.test(text.trim())) throw new UsageError(`--${flag} ${JSON.stringify(text)} is not a positive whole number`, `Use e.g. --${flag} 100`)
   const n = Number(text)
-  if (n < 1 || n > max) throw new UsageError(`--${flag} must be between 1 and ${max}`, `Use e.g. --${flag} 100`)
+  if (n < 1 || n > max) throw new UsageError(`--${flag} must be between 1 and ${max}`, `Use e.g. --${flag} ${Math.min(100, max)}`)
   return n
 }
 

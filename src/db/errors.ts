@@ -36,7 +36,7 @@ export function describeDbError(error: unknown, url: string, context?: {table?: 
   if (code === '42703' || code === 'ER_BAD_FIELD_ERROR' || e.errno === 1054 || /no such column|has no column/i.test(message)) {
     return new ConnectionError(`the table does not have the outbox columns (${message})`, 'Point --table at a table created by outbox init')
   }
-  if (code === 'SQLITE_CANTOPEN' || /unable to open database/i.test(message)) {
+  if (code === 'SQLITE_CANTOPEN' || /unable to open database|cannot open database/i.test(message)) {
     return new ConnectionError(`cannot open the SQLite database ${where}`, 'Check that the directory exists and is writable')
   }
   if (code === 'SQLITE_NOTADB' || /file is not a database/i.test(message)) {

@@ -70,6 +70,27 @@ export async function openPostgres(url: string, options: OpenOptions = {}): Prom
       }
       return kysely
     },
+    async listen(statement, onNotify, onError) {
+      // A dedicated pool client: LISTEN belongs to the session, so it must not be shared.
+      const client = await pool.connect()
+      let closed = false
+      client.on('notification', () => onNotify())
+      client.on('error', (error) => {
+        if (closed) return
+        closed = true
+        client.release(true)
+        onError(error)
+      })
+      await client.query(postgres.compile(statement).text)
+      return {
+        async close() {
+          if (closed) return
+          closed = true
+          await client.query('UNLISTEN *').catch(() => {})
+          client.release()
+        },
+      }
+    },
     async close() {
       await pool.end()
     },

@@ -27,6 +27,15 @@ export interface Db extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T>
   /** a Kysely instance over the same pool, for portable queries */
   kysely(): Promise<Kysely<any>>
+  /**
+   * PostgreSQL: runs the LISTEN statement on a connection of its own and calls onNotify for
+   * each notification; onError when that connection is lost (the caller may listen again).
+   */
+  listen?(statement: Sql, onNotify: () => void, onError: (error: Error) => void): Promise<Listener>
+  close(): Promise<void>
+}
+
+export interface Listener {
   close(): Promise<void>
 }
 

@@ -17,7 +17,7 @@ export function checkNetworkUrl(url: string): URL {
   try {
     parsed = new URL(url)
   } catch {
-    throw new UsageError(`malformed database URL ${JSON.stringify(redactUrl(url))}`, 'Use e.g. postgres://user:password@host:5432/dbname')
+    throw new UsageError(`malformed database URL ${JSON.stringify(redactUrl(url))}`, 'Use e.g. postgres://user@host:5432/dbname')
   }
   if (!parsed.hostname) throw new UsageError(`database URL ${JSON.stringify(redactUrl(url))} has no host`, 'Use e.g. postgres://user@127.0.0.1:5432/dbname')
   if (parsed.port && (Number(parsed.port) < 1 || Number(parsed.port) > 65535)) {

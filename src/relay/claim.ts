@@ -1,7 +1,7 @@
 // Runs the dialect's claim / mark / retry / release statements. The relay, `outbox verify`
 // and the tests all go through here, so there is one copy of this SQL: dialects/.
-import type {ClaimOptions, RetryInput, TableNames} from '../../dialects/index.js'
-import type {Db, Row} from '../db/index.js'
+import type {ClaimOptions, ClaimPlan, Dialect, RetryInput, TableNames} from '../../dialects/index.js'
+import type {Db, Queryable, Row} from '../db/index.js'
 
 export interface ClaimedEvent {
   id: string
@@ -19,24 +19,31 @@ export interface ClaimedEvent {
 
 export async function claimBatch(db: Db, names: TableNames, options: ClaimOptions): Promise<ClaimedEvent[]> {
   const plan = db.dialect.claim(names, options)
+  // One statement runs in autocommit; lock-then-update needs its own transaction.
+  // plan.session (READ COMMITTED) is applied once per connection by the MySQL driver.
+  if (plan.kind === 'update-returning') return claimOn(db, db.dialect, plan)
+  return db.transaction((tx) => claimOn(tx, db.dialect, plan))
+}
+
+/**
+ * Runs a claim plan's statements on `q` (for lock-then-update, a transaction the caller
+ * opened and commits). `outbox verify` uses this to hold a claim transaction open.
+ */
+export async function claimOn(q: Queryable, dialect: Dialect, plan: ClaimPlan): Promise<ClaimedEvent[]> {
   let rows: Row[]
   if (plan.kind === 'update-returning') {
-    rows = await db.query(plan.statement, {prepare: true})
+    rows = await q.query(plan.statement, {prepare: true})
   } else {
-    // plan.session (READ COMMITTED) is applied once per connection by the MySQL driver.
-    rows = await db.transaction(async (tx) => {
-      const locked = await tx.query(plan.lock, {prepare: true})
-      if (locked.length > 0) await tx.execute(plan.update(locked.map((r) => String(r.id))))
-      return locked
-    })
+    rows = await q.query(plan.lock, {prepare: true})
+    if (rows.length > 0) await q.execute(plan.update(rows.map((r) => String(r.id))))
   }
-  const events = rows.map((row) => toEvent(db, row))
+  const events = rows.map((row) => toEvent(dialect, row))
   // RETURNING order is not guaranteed (SQLite: arbitrary); publish oldest first.
   events.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
   return events
 }
 
-function toEvent(db: Db, row: Row): ClaimedEvent {
+function toEvent(dialect: Dialect, row: Row): ClaimedEvent {
   return {
     id: String(row.id),
     eventType: String(row.event_type),
@@ -45,7 +52,7 @@ function toEvent(db: Db, row: Row): ClaimedEvent {
     aggregateVersion: row.aggregate_version == null ? null : Number(row.aggregate_version),
     payload: typeof row.payload === 'string' ? row.payload : JSON.stringify(row.payload),
     headers: row.headers == null ? null : typeof row.headers === 'string' ? row.headers : JSON.stringify(row.headers),
-    createdAt: db.dialect.parseTime(row.created_at) as Date,
+    createdAt: dialect.parseTime(row.created_at) as Date,
     attempts: Number(row.attempts),
   }
 }

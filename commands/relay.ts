@@ -1,0 +1,99 @@
+import {Flags} from '@oclif/core'
+import {OutboxCommand} from '../src/cli/base.js'
+import {connectionFlags, tableFlags, tableNamesFrom} from '../src/cli/flags.js'
+import {parseBackoff, publisherOptions} from '../src/cli/relay-flags.js'
+import {nonNegativeInt, positiveInt} from '../src/cli/sql-command.js'
+import {resolveConnection} from '../src/config.js'
+import {UsageError} from '../src/errors.js'
+import {parseDuration} from '../src/time.js'
+
+export default class RelayCommand extends OutboxCommand {
+  static override summary = 'Run the relay: claim events, publish them to a broker, mark them, back off and fail after a threshold'
+  static override description = `Claims up to --batch events at a time (SKIP LOCKED leases on the database clock), publishes
+them, marks the acknowledged ones published in one UPDATE, and schedules each failure for a
+retry with exponential backoff, failing it once it reaches --max-attempts. Run as many relays
+as you like, on any number of machines: they coordinate through the database only.
+
+--once drains what is deliverable now and exits 0 when nothing is left pending or failed, 1
+when events are left retrying or failed (for CI). Without --once it runs until SIGTERM or
+SIGINT, then finishes the batch in flight, hands back the leases it has not sent, and exits.
+Logs go to stderr, one line per batch (JSON with --log-format json).`
+  static override examples = [
+    '<%= config.bin %> relay --url postgres://app@db/app --publisher http --target https://events.example.com/ingest',
+    '<%= config.bin %> relay --url sqlite:./app.db --publisher stdout --once > events.jsonl',
+    '<%= config.bin %> relay --url mysql://app@db/app --publisher amqp --target amqp://guest:guest@mq:5672 --exchange orders',
+    '<%= config.bin %> relay --publisher nats --target nats://127.0.0.1:4222 --stream ORDERS --subject-prefix orders. --ordering aggregate',
+    '<%= config.bin %> relay --publisher redis --target redis://127.0.0.1:6379 --stream outbox --metrics-port 9464 --log-format json',
+    '<%= config.bin %> relay --publisher http --target http://127.0.0.1:8080/events --once --max-attempts 3 --backoff 100ms..5s --json',
+  ]
+  static override enableJsonFlag = true
+  static override defaultTimeoutMs = undefined
+  static override flags = {
+    ...connectionFlags,
+    ...tableFlags,
+    publisher: Flags.string({description: 'where events go', options: ['stdout', 'http', 'amqp', 'nats', 'redis'], required: true}),
+    target: Flags.string({description: 'http(s) URL to POST to, or the broker URL (amqp://, nats://, redis://); default $OUTBOX_TARGET', helpValue: 'URL'}),
+    batch: Flags.string({description: 'events per claim', default: '100', helpValue: 'N'}),
+    lease: Flags.string({description: 'lease per batch; a batch not settled within it may be taken over', default: '30s', helpValue: 'DURATION'}),
+    'max-attempts': Flags.string({description: 'an event is failed when its attempts reach this', default: '10', helpValue: 'N'}),
+    backoff: Flags.string({description: 'retry delay BASE..CAP, exponential with jitter', default: '1s..10m', helpValue: 'BASE..CAP'}),
+    concurrency: Flags.string({description: 'batches in flight in this process', default: '1', helpValue: 'N'}),
+    ordering: Flags.string({description: 'aggregate: never deliver an event before the older events of its aggregate', options: ['none', 'aggregate'], default: 'none'}),
+    poll: Flags.string({description: 'how often an idle relay looks for new events', default: '1s', helpValue: 'DURATION'}),
+    listen: Flags.boolean({description: 'PostgreSQL: also wake on the producer NOTIFY (polling stays the source of truth)', default: true, allowNo: true}),
+    once: Flags.boolean({description: 'drain what is deliverable now, then exit (0: all delivered, 1: events left retrying or failed)'}),
+    owner: Flags.string({description: 'lease owner written to lease_owner (default host:pid:random)'}),
+    'log-format': Flags.string({description: 'log lines on stderr', options: ['text', 'json'], default: 'text'}),
+    quiet: Flags.boolean({description: 'log warnings and errors only, not one line per batch'}),
+    'metrics-port': Flags.string({description: 'serve Prometheus metrics on http://HOST:PORT/metrics (0: any free port)', helpValue: 'PORT'}),
+    'metrics-host': Flags.string({description: 'address the metrics server binds', default: '127.0.0.1', helpValue: 'HOST'}),
+    exchange: Flags.string({description: 'amqp: topic exchange (default outbox); the routing key is the event type', helpGroup: 'PUBLISHER'}),
+    'subject-prefix': Flags.string({description: 'nats: subject = prefix + event type', helpGroup: 'PUBLISHER'}),
+    stream: Flags.string({description: 'nats: JetStream stream to create if missing; redis: stream key (default outbox)', helpGroup: 'PUBLISHER'}),
+    cloudevents: Flags.string({description: 'http: CloudEvents mode', options: ['structured', 'binary'], default: 'structured', helpGroup: 'PUBLISHER'}),
+    source: Flags.string({description: 'http: CloudEvents source attribute (default outbox)', helpGroup: 'PUBLISHER'}),
+    header: Flags.string({description: 'http: extra request header "Name: value" (repeatable; never logged)', multiple: true, helpGroup: 'PUBLISHER'}),
+    'http-concurrency': Flags.string({description: 'http: requests in flight per batch (default 16)', helpGroup: 'PUBLISHER'}),
+    'publish-timeout': Flags.string({description: 'per request / broker acknowledgement (default 10s http and amqp, 5s nats and redis)', helpGroup: 'PUBLISHER', helpValue: 'DURATION'}),
+  }
+
+  async run() {
+    const {flags} = await this.parse(RelayCommand)
+    const settings = resolveConnection({url: flags.url, config: flags.config, ...tableNamesFrom(flags)})
+    this.secretUrl = settings.url
+    if (flags.publisher === 'stdout' && this.jsonEnabled()) throw new UsageError('--json and --publisher stdout both write to stdout', 'Drop --json, or publish elsewhere')
+    const publisher = publisherOptions(flags)
+    const metricsPort = flags['metrics-port'] === undefined ? undefined : nonNegativeInt(flags['metrics-port'], 'metrics-port', 65_535)
+    const relay = {
+      batch: positiveInt(flags.batch, 'batch', 10_000),
+      leaseMs: parseDuration(flags.lease, 'lease'),
+      maxAttempts: positiveInt(flags['max-attempts'], 'max-attempts', 1000),
+      backoff: parseBackoff(flags.backoff),
+      concurrency: positiveInt(flags.concurrency, 'concurrency', 64),
+      ordering: flags.ordering as 'none' | 'aggregate',
+      pollMs: parseDuration(flags.poll, 'poll'),
+      listen: flags.listen,
+      owner: flags.owner,
+    }
+    const {runRelayService} = await import('../src/relay/service.js')
+    const result = await runRelayService({
+      url: settings.url,
+      tables: settings.tables,
+      publisher: publisher.name,
+      publisherOptions: publisher.options,
+      target: publisher.target,
+      relay,
+      once: flags.once,
+      logFormat: flags['log-format'] as 'text' | 'json',
+      quiet: flags.quiet,
+      metricsPort,
+      metricsHost: flags['metrics-host'],
+    })
+    if (result.exitCode !== 0) {
+      if (this.jsonEnabled()) this.logJson(result)
+      else process.stderr.write(`outbox: ${result.backlog?.pending ?? 0} event(s) left pending or retrying, ${result.backlog?.failed ?? 0} failed. See: outbox status, outbox failed\n`)
+      this.exit(result.exitCode)
+    }
+    return result
+  }
+}

@@ -1,0 +1,94 @@
+// `outbox relay` flag values -> publisher and relay options, each bad value a one-line usage error.
+import type {Backoff} from '../relay/backoff.js'
+import {UsageError} from '../errors.js'
+import type {PublisherName, PublisherOptionsByName} from '../publishers/index.js'
+import {parseDuration} from '../time.js'
+import {positiveInt} from './sql-command.js'
+
+/** "1s..10m": exponential backoff from base to cap. */
+export function parseBackoff(text: string): Backoff {
+  const m = /^\s*([^.\s]+)\s*\.\.\s*([^.\s]+)\s*$/.exec(text)
+  if (!m) throw new UsageError(`--backoff ${JSON.stringify(text)} is not BASE..CAP`, 'Use e.g. --backoff 1s..10m')
+  const baseMs = parseDuration(m[1], 'backoff')
+  const capMs = parseDuration(m[2], 'backoff')
+  if (capMs < baseMs) throw new UsageError(`--backoff cap ${m[2]} is shorter than its base ${m[1]}`, 'Use e.g. --backoff 1s..10m')
+  return {baseMs, capMs}
+}
+
+/** "Name: value" (repeatable) -> headers. */
+export function parseHeaders(values: string[] | undefined): Record<string, string> {
+  const headers: Record<string, string> = {}
+  for (const value of values ?? []) {
+    const i = value.indexOf(':')
+    const name = i > 0 ? value.slice(0, i).trim() : ''
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new UsageError(`--header ${JSON.stringify(value.split(':')[0])} is not "Name: value"`, 'Use e.g. --header "Authorization: Bearer $TOKEN"')
+    headers[name.toLowerCase()] = value.slice(i + 1).trim()
+  }
+  return headers
+}
+
+export interface PublisherFlags {
+  publisher: string
+  target?: string
+  exchange?: string
+  'subject-prefix'?: string
+  stream?: string
+  cloudevents?: string
+  source?: string
+  'publish-timeout'?: string
+  'http-concurrency'?: string
+  header?: string[]
+}
+
+const TARGET_SCHEMES: Record<Exclude<PublisherName, 'stdout'>, {pattern: RegExp; text: string}> = {
+  http: {pattern: /^https?:\/\//i, text: 'http:// or https://'},
+  amqp: {pattern: /^amqps?:\/\//i, text: 'amqp:// or amqps://'},
+  nats: {pattern: /^(nats|tls):\/\//i, text: 'nats:// or tls://'},
+  redis: {pattern: /^rediss?:\/\//i, text: 'redis:// or rediss://'},
+}
+
+const EXAMPLE_TARGET: Record<Exclude<PublisherName, 'stdout'>, string> = {
+  http: 'https://events.example.com/ingest',
+  amqp: 'amqp://user:password@127.0.0.1:5672',
+  nats: 'nats://127.0.0.1:4222',
+  redis: 'redis://127.0.0.1:6379',
+}
+
+/** The publisher's options from the flags, validated before anything connects. */
+export function publisherOptions(flags: PublisherFlags, env = process.env): {name: PublisherName; options: PublisherOptionsByName[PublisherName]; target?: string} {
+  const name = flags.publisher as PublisherName
+  const timeoutMs = flags['publish-timeout'] ? parseDuration(flags['publish-timeout'], 'publish-timeout') : undefined
+  if (name === 'stdout') return {name, options: {}}
+  const target = flags.target ?? env.OUTBOX_TARGET
+  if (!target) throw new UsageError(`--publisher ${name} needs --target`, `e.g. --target ${EXAMPLE_TARGET[name]} (or set OUTBOX_TARGET)`)
+  if (!TARGET_SCHEMES[name].pattern.test(target)) {
+    throw new UsageError(`--target for --publisher ${name} must be a ${TARGET_SCHEMES[name].text} URL`, `e.g. --target ${EXAMPLE_TARGET[name]}`)
+  }
+  try {
+    new URL(target.split(',')[0])
+  } catch {
+    throw new UsageError('--target is not a valid URL', `e.g. --target ${EXAMPLE_TARGET[name]}`)
+  }
+  switch (name) {
+    case 'http':
+      return {
+        name,
+        target,
+        options: {
+          target,
+          mode: (flags.cloudevents ?? 'structured') as 'structured' | 'binary',
+          source: flags.source,
+          timeoutMs,
+          concurrency: flags['http-concurrency'] ? positiveInt(flags['http-concurrency'], 'http-concurrency', 10_000) : undefined,
+          headers: parseHeaders(flags.header),
+        },
+      }
+    case 'amqp':
+      return {name, target, options: {url: target, exchange: flags.exchange, timeoutMs}}
+    case 'nats':
+      return {name, target, options: {url: target, subjectPrefix: flags['subject-prefix'], stream: flags.stream, timeoutMs}}
+    case 'redis':
+      return {name, target, options: {url: target, stream: flags.stream, timeoutMs}}
+  }
+  throw new UsageError(`unknown publisher ${JSON.stringify(name)}`, 'Use stdout, http, amqp, nats or redis')
+}

@@ -1,0 +1,99 @@
+// NATS JetStream: one publish per event with Nats-Msg-Id = event id, so the stream's
+// duplicate window drops a relay's resends; subject = prefix + event type. ok only on the
+// stream's PubAck (a duplicate ack is ok too: the stream already has the message).
+import type {ClaimedEvent} from '../relay/claim.js'
+import {brokerError, LazyConnection} from './connection.js'
+import {metadata} from './envelope.js'
+import type {Publisher, PublishResult} from './types.js'
+
+export interface NatsPublisherOptions {
+  /** nats://host:4222 (comma-separated for a cluster; user:password@ accepted) */
+  url: string
+  /** subject = prefix + event type (default no prefix) */
+  subjectPrefix?: string
+  /** create this stream (capturing prefix + ">") when it does not exist */
+  stream?: string
+  /** per publish, waiting for the PubAck (default 5s) */
+  timeoutMs?: number
+}
+
+interface NatsModule {
+  connect(options: object): Promise<NatsConnection>
+  headers(): {set(k: string, v: string): void}
+  StringCodec(): {encode(text: string): Uint8Array}
+}
+interface NatsConnection {
+  jetstream(): {publish(subject: string, data: Uint8Array, options: object): Promise<{duplicate: boolean; seq: number}>}
+  jetstreamManager(): Promise<{streams: {info(name: string): Promise<unknown>; add(config: object): Promise<unknown>}}>
+  close(): Promise<void>
+  closed(): Promise<void | Error>
+  isClosed(): boolean
+}
+
+export class NatsPublisher implements Publisher {
+  readonly name = 'nats'
+  private readonly connection: LazyConnection<{nc: NatsConnection; nats: NatsModule}>
+
+  constructor(private readonly options: NatsPublisherOptions) {
+    this.connection = new LazyConnection(
+      () => this.open(),
+      async ({nc}) => {
+        if (!nc.isClosed()) await nc.close()
+      },
+    )
+  }
+
+  private async open() {
+    const nats = (await import('nats')) as unknown as NatsModule
+    const servers = this.options.url.split(',').map((s) => s.trim())
+    // The client reconnects on its own; a publish while disconnected waits for its ack timeout.
+    const nc = await nats.connect({servers, timeout: this.options.timeoutMs ?? 5000, maxReconnectAttempts: -1, reconnectTimeWait: 250, name: 'outbox-relay'})
+    const opened = {nc, nats}
+    void nc.closed().then(() => this.connection.reset(opened))
+    if (this.options.stream) {
+      const jsm = await nc.jetstreamManager()
+      try {
+        await jsm.streams.info(this.options.stream)
+      } catch {
+        await jsm.streams.add({name: this.options.stream, subjects: [`${this.options.subjectPrefix ?? ''}>`]})
+      }
+    }
+    return opened
+  }
+
+  async publish(events: readonly ClaimedEvent[]): Promise<PublishResult[]> {
+    let nc: NatsConnection
+    let nats: NatsModule
+    try {
+      ;({nc, nats} = await this.connection.get())
+    } catch (error) {
+      const result: PublishResult = {ok: false, error: `nats connect: ${this.describe(error)}`}
+      return events.map(() => result)
+    }
+    const js = nc.jetstream()
+    const codec = nats.StringCodec()
+    const timeout = this.options.timeoutMs ?? 5000
+    return Promise.all(
+      events.map(async (event): Promise<PublishResult> => {
+        const subject = `${this.options.subjectPrefix ?? ''}${event.eventType}`
+        const h = nats.headers()
+        for (const [k, v] of Object.entries(metadata(event))) h.set(k, v)
+        try {
+          await js.publish(subject, codec.encode(event.payload), {msgID: event.id, headers: h, timeout})
+          return {ok: true}
+        } catch (error) {
+          return {ok: false, error: `nats publish ${subject}: ${this.describe(error)}`}
+        }
+      }),
+    )
+  }
+
+  async close(): Promise<void> {
+    await this.connection.close()
+  }
+
+  private describe(error: unknown): string {
+    const hint = (error as {code?: string})?.code === '503' ? ' (no stream captures this subject)' : ''
+    return brokerError(error, this.options.url) + hint
+  }
+}

@@ -1,0 +1,98 @@
+// Redis Streams: XADD one entry per event (fields id, type, aggregate, created_at, headers,
+// payload), pipelined per batch. ok only when Redis answered the XADD with an entry id.
+// No offline queue: while Redis is down a publish fails at once (retryable) instead of waiting.
+import type {ClaimedEvent} from '../relay/claim.js'
+import {brokerError, LazyConnection} from './connection.js'
+import {metadata} from './envelope.js'
+import type {Publisher, PublishResult} from './types.js'
+
+export interface RedisPublisherOptions {
+  /** redis://[user:password@]host:6379[/db] */
+  url: string
+  /** stream key (default "outbox") */
+  stream?: string
+  /** approximate MAXLEN trim on each XADD (default: no trim) */
+  maxLen?: number
+  /** per batch (default 5s) */
+  timeoutMs?: number
+}
+
+interface RedisClient {
+  connect(): Promise<unknown>
+  on(event: string, fn: (...args: any[]) => void): unknown
+  xAdd(key: string, id: string, fields: Record<string, string>, options?: object): Promise<string>
+  isReady: boolean
+  destroy(): void
+  close(): Promise<void>
+}
+
+export class RedisPublisher implements Publisher {
+  readonly name = 'redis'
+  private readonly stream: string
+  private readonly connection: LazyConnection<RedisClient>
+
+  constructor(private readonly options: RedisPublisherOptions) {
+    this.stream = options.stream ?? 'outbox'
+    this.connection = new LazyConnection(
+      () => this.open(),
+      (client) => client.close().catch(() => client.destroy()),
+    )
+  }
+
+  private async open(): Promise<RedisClient> {
+    const {createClient} = await import('redis')
+    const timeout = this.options.timeoutMs ?? 5000
+    const client = createClient({
+      url: this.options.url,
+      disableOfflineQueue: true,
+      socket: {connectTimeout: timeout, reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000)},
+    }) as unknown as RedisClient
+    client.on('error', () => {}) // reconnects on its own; publishes fail meanwhile
+    try {
+      await withTimeout(client.connect(), timeout, 'connect')
+    } catch (error) {
+      client.destroy()
+      throw error
+    }
+    return client
+  }
+
+  async publish(events: readonly ClaimedEvent[]): Promise<PublishResult[]> {
+    let client: RedisClient
+    try {
+      client = await this.connection.get()
+    } catch (error) {
+      const result: PublishResult = {ok: false, error: `redis connect: ${this.describe(error)}`}
+      return events.map(() => result)
+    }
+    const timeout = this.options.timeoutMs ?? 5000
+    const trim = this.options.maxLen ? {TRIM: {strategy: 'MAXLEN', strategyModifier: '~', threshold: this.options.maxLen}} : undefined
+    // Issued in one tick, so node-redis pipelines them on the socket.
+    return Promise.all(
+      events.map(async (event): Promise<PublishResult> => {
+        const fields: Record<string, string> = {...metadata(event), id: event.id, type: event.eventType, payload: event.payload}
+        if (event.headers) fields.headers = event.headers
+        try {
+          await withTimeout(client.xAdd(this.stream, '*', fields, trim), timeout, 'XADD')
+          return {ok: true}
+        } catch (error) {
+          return {ok: false, error: `redis XADD ${this.stream}: ${this.describe(error)}`}
+        }
+      }),
+    )
+  }
+
+  async close(): Promise<void> {
+    await this.connection.close()
+  }
+
+  private describe(error: unknown): string {
+    return brokerError(error, this.options.url)
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms}ms`)), ms)))
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}

@@ -1,0 +1,300 @@
+// The relay: claim a batch -> publish -> settle (one UPDATE for the successes, a retry with
+// backoff or the failed state for each failure), in `concurrency` loops per process. All SQL
+// goes through ./claim.ts, i.e. the dialect functions: there is no second copy of it here.
+import type {ClaimOptions, TableNames} from '../../dialects/index.js'
+import {failpoint} from '../chaos/failpoints.js'
+import type {Db, Listener} from '../db/index.js'
+import {UsageError} from '../errors.js'
+import {notifyChannel} from '../producer.js'
+import type {Publisher, PublishResult} from '../publishers/types.js'
+import {resolveTables} from '../schema.js'
+import {backoffDelay, DEFAULT_BACKOFF, type Backoff} from './backoff.js'
+import {claimBatch, markPublished, releaseLeases, retryEvent, type ClaimedEvent} from './claim.js'
+import {RelayMetrics} from './metrics.js'
+import {defaultOwner} from './owner.js'
+import {Wakeup} from './wakeup.js'
+
+export interface RelayLogger {
+  info(msg: string, fields?: object): void
+  warn(msg: string, fields?: object): void
+  error(msg: string, fields?: object): void
+}
+
+export interface RelayOptions {
+  db: Db
+  publisher: Publisher
+  tables?: Partial<TableNames>
+  /** events per claim (default 100) */
+  batch?: number
+  /** lease length (default 30s); a batch must be settled within it or another relay may take over */
+  leaseMs?: number
+  /** idle poll interval (default 1s) */
+  pollMs?: number
+  /** the event is failed when its attempts reach this (default 10) */
+  maxAttempts?: number
+  /** retry delay: exponential from baseMs, capped at capMs, with jitter (default 1s..10m) */
+  backoff?: Backoff
+  /** batches in flight in this process (default 1) */
+  concurrency?: number
+  ordering?: 'none' | 'aggregate'
+  /** lease owner (default host:pid:random) */
+  owner?: string
+  logger?: RelayLogger
+  /** PostgreSQL: wake on the producer's NOTIFY as well as polling */
+  listen?: boolean
+  /** longest error text written to last_error (default 2000 characters) */
+  maxErrorLength?: number
+}
+
+export interface DrainResult {
+  published: number
+  retried: number
+  failed: number
+  batches: number
+}
+
+const SILENT: RelayLogger = {info() {}, warn() {}, error() {}}
+const MAX_IDLE_BACKOFF_MS = 30_000
+
+function checkInt(value: number, name: string, min: number): number {
+  if (!Number.isSafeInteger(value) || value < min) throw new UsageError(`relay ${name} must be a whole number >= ${min} (got ${value})`, `Pass a valid ${name}`)
+  return value
+}
+
+function emptyResult(): DrainResult {
+  return {published: 0, retried: 0, failed: 0, batches: 0}
+}
+
+function add(total: DrainResult, part: DrainResult): void {
+  total.published += part.published
+  total.retried += part.retried
+  total.failed += part.failed
+  total.batches += part.batches
+}
+
+export class Relay {
+  readonly owner: string
+  readonly metrics = new RelayMetrics()
+  private readonly db: Db
+  private readonly publisher: Publisher
+  private readonly names: TableNames
+  private readonly claim: ClaimOptions
+  private readonly pollMs: number
+  private readonly maxAttempts: number
+  private readonly backoff: Backoff
+  private readonly concurrency: number
+  private readonly logger: RelayLogger
+  private readonly listen: boolean
+  private readonly maxErrorLength: number
+  private stopping = false
+  private running?: Promise<void>
+  private listener?: Listener
+  private readonly wakeup = new Wakeup()
+
+  constructor(options: RelayOptions) {
+    this.db = options.db
+    this.publisher = options.publisher
+    const t = options.tables ?? {}
+    this.names = resolveTables({table: t.outbox, inboxTable: t.inbox, archiveTable: t.archive, schema: t.schema}, this.db.dialect)
+    this.owner = options.owner ?? defaultOwner()
+    this.claim = {
+      batch: checkInt(options.batch ?? 100, 'batch', 1),
+      leaseMs: checkInt(options.leaseMs ?? 30_000, 'leaseMs', 1),
+      owner: this.owner,
+      ordering: options.ordering ?? 'none',
+    }
+    this.pollMs = checkInt(options.pollMs ?? 1000, 'pollMs', 1)
+    this.maxAttempts = checkInt(options.maxAttempts ?? 10, 'maxAttempts', 1)
+    this.backoff = options.backoff ?? DEFAULT_BACKOFF
+    checkInt(this.backoff.baseMs, 'backoff.baseMs', 0)
+    checkInt(this.backoff.capMs, 'backoff.capMs', this.backoff.baseMs)
+    this.concurrency = checkInt(options.concurrency ?? 1, 'concurrency', 1)
+    this.logger = options.logger ?? SILENT
+    this.listen = options.listen ?? false
+    this.maxErrorLength = options.maxErrorLength ?? 2000
+  }
+
+  /** True while a LISTEN connection is attached (PostgreSQL with listen: true). */
+  get listening(): boolean {
+    return this.listener !== undefined
+  }
+
+  /** Claims, publishes and settles until nothing is deliverable right now. Database errors reject. */
+  async drainOnce(): Promise<DrainResult> {
+    const total = emptyResult()
+    const worker = async () => {
+      while (!this.stopping) {
+        const part = await this.cycle()
+        if (part === undefined) return
+        add(total, part)
+      }
+    }
+    await Promise.all(Array.from({length: this.concurrency}, worker))
+    return total
+  }
+
+  /** Runs until stop(): `concurrency` claim loops, sleeping pollMs (or until a NOTIFY) when idle. */
+  start(): Promise<void> {
+    if (this.running) return this.running
+    this.stopping = false
+    this.running = this.run()
+    return this.running
+  }
+
+  /** Graceful: lets in-flight publishes finish and settle, releases leases not yet sent, stops listening. */
+  async stop(): Promise<void> {
+    this.stopping = true
+    this.wakeup.wakeAll()
+    await this.running?.catch(() => {})
+    this.running = undefined
+  }
+
+  private async run(): Promise<void> {
+    if (this.listen) await this.startListening()
+    const loop = async () => {
+      let failures = 0
+      while (!this.stopping) {
+        try {
+          const part = await this.cycle()
+          failures = 0
+          if (part === undefined) await this.wakeup.sleep(this.pollMs)
+        } catch (error) {
+          // Database or publisher down: log, back off (capped), and keep going. Leases of a
+          // batch that could not be settled lapse, and the events are delivered again.
+          failures++
+          this.metrics.errors++
+          this.logger.error('relay cycle failed', {error: errorText(error), consecutive: failures})
+          await this.wakeup.sleep(Math.min(MAX_IDLE_BACKOFF_MS, this.pollMs * 2 ** Math.min(failures - 1, 10)))
+        }
+      }
+    }
+    try {
+      await Promise.all(Array.from({length: this.concurrency}, loop))
+    } finally {
+      await this.listener?.close().catch(() => {})
+      this.listener = undefined
+    }
+  }
+
+  private async startListening(): Promise<void> {
+    const listen = this.db.dialect.listen
+    if (!listen || !this.db.listen) {
+      this.logger.warn(`listen is PostgreSQL only; ${this.db.dialect.name} relays poll every ${this.pollMs}ms`)
+      return
+    }
+    const statement = listen(notifyChannel(this.names))
+    const attach = async (): Promise<void> => {
+      try {
+        this.listener = await this.db.listen!(statement, () => this.wakeup.wakeAll(), (error) => {
+          this.listener = undefined
+          this.logger.warn('LISTEN connection lost; polling until it is back', {error: errorText(error)})
+          if (!this.stopping) setTimeout(() => void attach(), this.pollMs).unref()
+        })
+      } catch (error) {
+        this.logger.warn('LISTEN failed; polling only', {error: errorText(error)})
+        if (!this.stopping) setTimeout(() => void attach(), Math.max(this.pollMs, 1000)).unref()
+      }
+    }
+    await attach()
+  }
+
+  /** One claim -> publish -> settle. Undefined when nothing was claimable. */
+  private async cycle(): Promise<DrainResult | undefined> {
+    const events = await claimBatch(this.db, this.names, this.claim)
+    if (events.length === 0) return undefined
+    const started = performance.now()
+    failpoint('relay.after-claim')
+    // Two halves, so "part of the batch sent" is a real state a crash can leave behind, and a
+    // stop between them hands the unsent half back at once instead of letting it lapse.
+    const half = events.length > 1 ? Math.ceil(events.length / 2) : events.length
+    const first = events.slice(0, half)
+    const second = events.slice(half)
+    const results = await this.send(first)
+    failpoint('relay.mid-batch')
+    let released = 0
+    if (second.length > 0) {
+      if (this.stopping) released = await releaseLeases(this.db, this.names, second.map((e) => e.id), this.owner)
+      else results.push(...(await this.send(second)))
+    }
+    const sent = events.slice(0, results.length)
+    failpoint('relay.after-send')
+    const elapsed = performance.now() - started
+    if (elapsed > this.claim.leaseMs) {
+      this.logger.warn('publishing took longer than the lease; another relay may have sent these events too', {ms: Math.round(elapsed), leaseMs: this.claim.leaseMs})
+    }
+    const outcome = await this.settle(sent, results)
+    failpoint('relay.after-mark')
+    const ms = performance.now() - started
+    this.metrics.observeBatch(ms / 1000)
+    this.logger.info('batch', {
+      claimed: events.length,
+      published: outcome.published,
+      retried: outcome.retried,
+      failed: outcome.failed,
+      released: released || undefined,
+      ms: Math.round(ms * 10) / 10,
+    })
+    return outcome
+  }
+
+  /** The publisher's results, one per event; a publisher that throws fails the whole call (retryably). */
+  private async send(events: ClaimedEvent[]): Promise<PublishResult[]> {
+    try {
+      const results = await this.publisher.publish(events)
+      if (results.length !== events.length) throw new Error(`publisher ${this.publisher.name} returned ${results.length} results for ${events.length} events`)
+      return results
+    } catch (error) {
+      const message = `${this.publisher.name}: ${errorText(error)}`
+      return events.map(() => ({ok: false, error: message}))
+    }
+  }
+
+  private async settle(events: ClaimedEvent[], results: PublishResult[]): Promise<DrainResult> {
+    const outcome: DrainResult = {published: 0, retried: 0, failed: 0, batches: 1}
+    const ok = events.filter((_, i) => results[i].ok).map((e) => e.id)
+    // No owner check: the broker has the events, so marking is right even when the lease
+    // lapsed and another relay is re-sending them (consumers dedupe by id).
+    await markPublished(this.db, this.names, ok)
+    outcome.published = ok.length
+    this.metrics.published += ok.length
+    await Promise.all(
+      events.map(async (event, i) => {
+        const result = results[i]
+        if (result.ok) return
+        const permanent = result.permanent === true
+        const fails = permanent || event.attempts >= this.maxAttempts
+        const settled = await retryEvent(this.db, this.names, {
+          id: event.id,
+          owner: this.owner,
+          delayMs: fails ? 0 : backoffDelay(event.attempts, this.backoff),
+          error: truncate(result.error, this.maxErrorLength),
+          maxAttempts: permanent ? 0 : this.maxAttempts,
+        })
+        if (!settled) {
+          this.metrics.leaseLost++
+          this.logger.warn('lease lost before the failure was recorded; the new owner will retry', {id: event.id})
+        } else if (fails) {
+          outcome.failed++
+          this.metrics.failed++
+          this.logger.warn(`event failed after ${event.attempts} attempt(s)`, {id: event.id, eventType: event.eventType, error: truncate(result.error, 300)})
+        } else {
+          outcome.retried++
+          this.metrics.retried++
+        }
+      }),
+    )
+    return outcome
+  }
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as {cause?: unknown}).cause
+    return cause instanceof Error && cause.message && !error.message.includes(cause.message) ? `${error.message}: ${cause.message}` : error.message
+  }
+  return String(error)
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`
+}

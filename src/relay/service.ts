@@ -1,0 +1,109 @@
+// `outbox relay` as a library call: open the database and the publisher, run the relay
+// (once, or until SIGTERM/SIGINT), serve metrics, and close everything on the way out.
+import type {TableNames} from '../../dialects/index.js'
+import {describeDbError, openDb, type Db} from '../db/index.js'
+import {redactUrl} from '../config.js'
+import {createPublisher, type PublisherName, type PublisherOptionsByName} from '../publishers/index.js'
+import type {Publisher} from '../publishers/types.js'
+import {relayBacklog, type Backlog} from './backlog.js'
+import {createLogger, type LogFormat} from './logger.js'
+import {serveMetrics, type MetricsServer} from './metrics-server.js'
+import {Relay, type DrainResult, type RelayOptions} from './relay.js'
+
+export interface RelayServiceOptions<N extends PublisherName = PublisherName> {
+  url: string
+  tables: TableNames
+  publisher: N
+  publisherOptions: PublisherOptionsByName[N]
+  /** where events go, for the start-up line (password masked) */
+  target?: string
+  relay: Omit<RelayOptions, 'db' | 'publisher' | 'tables' | 'logger'>
+  /** drain what is deliverable now and return, instead of running until a signal */
+  once?: boolean
+  logFormat?: LogFormat
+  quiet?: boolean
+  metricsPort?: number
+  metricsHost?: string
+}
+
+export interface RelayServiceResult extends DrainResult {
+  /** what is left in the outbox afterwards (always read for --once) */
+  backlog?: Backlog
+  /** 0: nothing left pending or failed; 1: events left retrying or failed (--once only) */
+  exitCode: 0 | 1
+}
+
+export async function runRelayService(options: RelayServiceOptions): Promise<RelayServiceResult> {
+  const logger = createLogger({format: options.logFormat, quiet: options.quiet, secrets: [options.url, options.target]})
+  const table = redactUrl(options.tables.schema ? `${options.tables.schema}.${options.tables.outbox}` : options.tables.outbox)
+  const concurrency = options.relay.concurrency ?? 1
+  // One connection per batch in flight, one for LISTEN, one for metrics and settling.
+  const db = await openDb(options.url, {poolSize: concurrency + 2})
+  let publisher: Publisher | undefined
+  let metrics: MetricsServer | undefined
+  const stopSignals: (() => void)[] = []
+  try {
+    await relayBacklog(db, options.tables).catch((error) => {
+      throw describeDbError(error, options.url, {table})
+    })
+    publisher = await createPublisher(options.publisher, options.publisherOptions as never)
+    const relay = new Relay({...options.relay, db, publisher, tables: options.tables, logger})
+    if (options.metricsPort !== undefined) {
+      metrics = await serveMetrics({db, names: options.tables, metrics: relay.metrics, port: options.metricsPort, host: options.metricsHost})
+      logger.info('metrics', {url: `http://${options.metricsHost ?? '127.0.0.1'}:${metrics.port}/metrics`})
+    }
+    logger.info('relay started', {
+      owner: relay.owner,
+      database: db.safeUrl,
+      table,
+      publisher: options.publisher,
+      target: options.target ? redactUrl(options.target) : undefined,
+      batch: options.relay.batch ?? 100,
+      concurrency,
+      ordering: options.relay.ordering ?? 'none',
+      listen: options.relay.listen && db.dialect.name === 'postgres' ? true : undefined,
+      once: options.once || undefined,
+    })
+    if (options.once) {
+      const result = await relay.drainOnce().catch((error) => {
+        throw describeDbError(error, options.url, {table})
+      })
+      const backlog = await relayBacklog(db, options.tables)
+      const exitCode = backlog.pending === 0 && backlog.failed === 0 ? 0 : 1
+      logger.info('drained', {...result, pending: backlog.pending, failed_total: backlog.failed})
+      return {...result, backlog, exitCode}
+    }
+    await runUntilSignal(relay, logger, stopSignals)
+    const m = relay.metrics
+    logger.info('relay stopped', {published: m.published, retried: m.retried, failed: m.failed, batches: m.batches})
+    return {published: m.published, retried: m.retried, failed: m.failed, batches: m.batches, exitCode: 0}
+  } finally {
+    for (const remove of stopSignals) remove()
+    await metrics?.close().catch(() => {})
+    await publisher?.close().catch(() => {})
+    await closeDb(db)
+  }
+}
+
+/** First SIGTERM/SIGINT: graceful stop. A second one: exit now (leases lapse on their own). */
+async function runUntilSignal(relay: Relay, logger: ReturnType<typeof createLogger>, cleanups: (() => void)[]): Promise<void> {
+  let stopping = false
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.warn(`${signal} again: exiting without waiting; unsent leases lapse on their own`)
+      process.exit(130)
+    }
+    stopping = true
+    logger.info(`${signal}: stopping after the batch in flight`)
+    void relay.stop()
+  }
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, onSignal)
+    cleanups.push(() => process.off(signal, onSignal))
+  }
+  await relay.start()
+}
+
+async function closeDb(db: Db): Promise<void> {
+  await db.close().catch(() => {})
+}

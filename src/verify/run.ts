@@ -1,0 +1,108 @@
+// `outbox verify` as a library call: create a scratch table, run the checks, always drop it.
+import {randomBytes} from 'node:crypto'
+import {raw, sql, type TableNames} from '../../dialects/index.js'
+import {dialectOfUrl} from '../config.js'
+import {describeDbError, openDb, type Db} from '../db/index.js'
+import {ConnectionError, UsageError} from '../errors.js'
+import {resolveTables} from '../schema.js'
+import type {Check} from './check.js'
+import {claimersCheck} from './claimers.js'
+import {Interrupted, VerifyContext} from './context.js'
+import {indexCheck} from './index-plan.js'
+import {leaseCheck} from './lease.js'
+import {limitCheck} from './limit.js'
+import {producerCheck} from './producer.js'
+import {secondSessionCheck} from './second-session.js'
+import {isolationCheck, serverCheck} from './server.js'
+import type {CheckResult, VerifyOptions, VerifyReport} from './types.js'
+
+/** In table order. The server check gates the rest: without SKIP LOCKED the claim cannot run. */
+export const CHECKS: Check[] = [serverCheck, isolationCheck, claimersCheck, secondSessionCheck, leaseCheck, limitCheck, indexCheck, producerCheck]
+
+export async function verify(url: string, options: VerifyOptions = {}): Promise<VerifyReport> {
+  validate(url, options)
+  const db = await openDb(url, {poolSize: 2})
+  try {
+    const [row] = await db.query<{version: string}>(db.dialect.serverVersion())
+    const version = String(row.version)
+    const names = scratchNames(db, options.schema)
+    const ctx = new VerifyContext(url, db, names, version, options)
+    const checks = CHECKS.filter((c) => c.id === 'server' || !options.only || options.only.includes(c.id))
+    const results: CheckResult[] = []
+    const server = await runCheck(ctx, serverCheck, 0, checks.length)
+    results.push(server)
+    if (!server.ok) {
+      for (const c of checks.slice(1)) results.push({check: c.id, title: c.title, status: 'skip', ok: false, detail: 'not run: the server cannot run the claim', ms: 0})
+    } else {
+      await createScratch(db, names, url)
+      try {
+        for (const [i, check] of checks.slice(1).entries()) {
+          ctx.throwIfAborted()
+          results.push(await runCheck(ctx, check, i + 1, checks.length))
+          await ctx.closeSessions()
+        }
+      } finally {
+        await ctx.closeSessions()
+        await db.execute(db.dialect.dropOutbox(names)).catch((error) => {
+          throw new ConnectionError(`could not drop the scratch table ${names.outbox} (${describeDbError(error, url).message})`, 'Drop it by hand')
+        })
+      }
+    }
+    ctx.throwIfAborted()
+    return {ok: results.every((r) => r.ok), dialect: db.dialect.name, version, scratchTable: names.outbox, checks: results}
+  } finally {
+    await db.close().catch(() => {})
+  }
+}
+
+async function runCheck(ctx: VerifyContext, check: Check, index: number, total: number): Promise<CheckResult> {
+  const progress = ctx.options.onProgress
+  progress?.({index, total, title: check.title})
+  ctx.onNote = progress && ((note) => progress({index, total, title: check.title, note}))
+  const start = performance.now()
+  try {
+    const outcome = await check.run(ctx)
+    const status = outcome.skip ? 'skip' : outcome.ok ? 'pass' : 'fail'
+    return {check: check.id, title: check.title, status, ok: outcome.ok, detail: outcome.detail, ms: Math.round(performance.now() - start)}
+  } catch (error) {
+    if (error instanceof Interrupted || ctx.options.signal?.aborted) throw new Interrupted()
+    const message = describeDbError(error, ctx.url).message
+    return {check: check.id, title: check.title, status: 'fail', ok: false, detail: `error: ${message}`, ms: Math.round(performance.now() - start)}
+  } finally {
+    ctx.onNote = undefined
+  }
+}
+
+function validate(url: string, options: VerifyOptions): void {
+  const dialect = dialectOfUrl(url)
+  if (dialect.name === 'sqlite' && /^sqlite3?::memory:/i.test(url)) {
+    throw new UsageError('verify needs a SQLite file: sqlite::memory: is private to one connection', 'Use sqlite:./app.db')
+  }
+  const range = (value: number | undefined, flag: string, max: number) => {
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < 1 || value > max)) {
+      throw new UsageError(`--${flag} must be a whole number from 1 to ${max}`, `Use e.g. --${flag} 4`)
+    }
+  }
+  range(options.claimers, 'claimers', 64)
+  range(options.events, 'events', 100_000)
+  range(options.batch, 'batch', 10_000)
+}
+
+/** outbox_verify_<random>: never a name a user's table could have by accident. */
+function scratchNames(db: Db, schema?: string): TableNames {
+  const table = `outbox_verify_${randomBytes(4).toString('hex')}`
+  return resolveTables({table, inboxTable: `${table}_in`, archiveTable: `${table}_ar`, schema}, db.dialect)
+}
+
+async function createScratch(db: Db, names: TableNames, url: string): Promise<void> {
+  try {
+    for (const statement of db.dialect.ddl(names, {inbox: false, archive: false})) {
+      if (statement.kind === 'schema') continue // the schema must exist; verify creates only its table
+      await db.execute(sql`${raw(statement.sql.replace(/;\s*$/, ''))}`)
+    }
+  } catch (error) {
+    await db.execute(db.dialect.dropOutbox(names)).catch(() => {})
+    const reason = describeDbError(error, url).message
+    throw new ConnectionError(`cannot create the scratch table ${names.outbox} (${reason})`, 'verify needs CREATE and DROP rights; on PostgreSQL pass --schema for a schema where you have them')
+  }
+}

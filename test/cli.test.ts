@@ -1,0 +1,206 @@
+// The CLI as a user runs it: ./bin/run.js (built by test/global-setup.ts), exit codes, output,
+// and bad input that must give one line on stderr, exit 2, no stack, no password, no change.
+import {spawnSync} from 'node:child_process'
+import {existsSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {raw, sql, type DialectName} from '../dialects/index.js'
+import {openDb} from '../src/db/index.js'
+import {dropTables, MYSQL_URL, PG_URL, sqliteUrl, targets, uniqueTables} from './helpers/targets.js'
+
+const root = new URL('..', import.meta.url).pathname
+const matrix = await targets()
+const available = (d: DialectName) => matrix.find((t) => t.dialect === d)!.available
+const SECRET = 'Sup3rS3cret'
+const tmp = mkdtempSync(join(tmpdir(), 'outbox-cli-'))
+afterAll(() => rmSync(tmp, {recursive: true, force: true}))
+
+function run(args: string[], nodeArgs: string[] = [], env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, [...nodeArgs, join(root, 'bin/run.js'), ...args], {
+    encoding: 'utf8',
+    cwd: tmp,
+    env: {...process.env, NO_COLOR: '1', OUTBOX_DATABASE_URL: '', DATABASE_URL: '', ...env},
+  })
+  return {status: r.status, stdout: r.stdout, stderr: r.stderr}
+}
+
+describe('outbox init --dialect prints the DDL', () => {
+  for (const dialect of ['postgres', 'mysql', 'mariadb', 'sqlite']) {
+    it(dialect, () => {
+      const r = run(['init', '--dialect', dialect])
+      expect(r.stderr).toBe('')
+      expect(r.status).toBe(0)
+      expect(r.stdout).toMatch(/^-- outbox schema for (postgres|mysql|sqlite)/)
+      expect(r.stdout.match(/CREATE TABLE IF NOT EXISTS/g)).toHaveLength(3)
+    })
+  }
+})
+
+describe('outbox sql claim, both styles', () => {
+  const expected: Record<string, {inline: RegExp; params: RegExp}> = {
+    postgres: {inline: /WITH c AS MATERIALIZED[\s\S]*LIMIT 100\s+FOR UPDATE SKIP LOCKED[\s\S]*RETURNING/, params: /lease_owner = \$1[\s\S]*-- params: \["relay-1",30000\]/},
+    mysql: {inline: /READ COMMITTED;[\s\S]*START TRANSACTION;[\s\S]*FOR UPDATE SKIP LOCKED;[\s\S]*COMMIT;/, params: /FOR UPDATE SKIP LOCKED;\nUPDATE `outbox_events` SET lease_owner = \?[\s\S]*-- params: \["relay-1",30000000,"<id 1>","<id 2>"\]/},
+    sqlite: {inline: /UPDATE "outbox_events"[\s\S]*WHERE id IN \([\s\S]*LIMIT 100\n\)\nRETURNING/, params: /lease_owner = \?[\s\S]*-- params: \["relay-1","\+30\.000 seconds"\]/},
+  }
+  for (const [dialect, want] of Object.entries(expected)) {
+    it(`${dialect}: runnable (inlined) and --params`, () => {
+      const inline = run(['sql', 'claim', '--dialect', dialect, '--owner', 'relay-1'])
+      expect(inline.stderr).toBe('')
+      expect(inline.status).toBe(0)
+      expect(inline.stdout).toMatch(want.inline)
+      expect(inline.stdout).toContain("'relay-1'")
+      const params = run(['sql', 'claim', '--dialect', dialect, '--owner', 'relay-1', '--params'])
+      expect(params.status).toBe(0)
+      expect(params.stdout).toMatch(want.params)
+      expect(params.stdout).not.toContain("'relay-1'")
+    })
+  }
+})
+
+describe('outbox init --url --apply, twice', () => {
+  for (const target of matrix) {
+    it.skipIf(!target.available)(`${target.dialect}: creates, then reports up to date and changes nothing`, async () => {
+      const names = uniqueTables(`cli${target.dialect.slice(0, 2)}`)
+      const args = ['init', '--url', target.url, '--apply', '--table', names.outbox, '--inbox-table', names.inbox, '--archive-table', names.archive]
+      const db = await openDb(target.url, {poolSize: 1})
+      try {
+        const first = run(args)
+        expect(first.stderr).toBe('')
+        expect(first.status).toBe(0)
+        expect(first.stdout).toMatch(new RegExp(`^created  table ${names.outbox}$`, 'm'))
+        expect(first.stdout).toMatch(/created \d+ object\(s\)\n$/)
+        const objects = async () => (await db.query<{kind: string; name: string}>(db.dialect.existingObjects(names))).map((r) => `${r.kind}:${r.name}`).sort()
+        const before = await objects()
+        expect(before.filter((o) => o.startsWith('table:'))).toHaveLength(3)
+        const second = run([...args, '--json'])
+        expect(second.status).toBe(0)
+        const result = JSON.parse(second.stdout) as {upToDate: boolean; statements: {status: string}[]}
+        expect(result.upToDate).toBe(true)
+        expect(result.statements.every((s) => s.status === 'exists')).toBe(true)
+        expect(run(args).stdout).toMatch(/up to date: nothing changed\n$/)
+        expect(await objects()).toEqual(before)
+      } finally {
+        await dropTables(db, names)
+        await db.close()
+      }
+    })
+  }
+})
+
+describe('bad input: exit 2, one line on stderr, no stack, no password, nothing changed', () => {
+  const sqliteFile = join(tmp, 'untouched.db')
+  const sqlite = `sqlite:${sqliteFile}`
+  // tables a half-validated run would create: they must not exist afterwards
+  const guard = uniqueTables('clibad')
+  const guardFlags = ['--inbox-table', guard.inbox, '--archive-table', guard.archive]
+  const wrongUser = `outbox_cli_${process.pid}`
+  const pgWith = (userinfo: string, path = '/test') => PG_URL.replace(/\/\/[^/]*@/, `//${userinfo}@`).replace(/\/[^/]*$/, path)
+  const myHost = new URL(MYSQL_URL).host
+
+  type Case = [label: string, args: string[], message: RegExp, needs?: DialectName]
+  const cases: Case[] = [
+    ['unknown dialect (init)', ['init', '--dialect', 'oracle'], /unknown dialect "oracle". Use one of: postgres, mysql, sqlite/],
+    ['unknown dialect (sql claim)', ['sql', 'claim', '--dialect', 'db2'], /unknown dialect "db2"/],
+    ['no dialect and no URL', ['init'], /init needs --dialect/],
+    ['unknown flag', ['init', '--dialekt', 'postgres'], /Nonexistent flag: --dialekt. See: outbox init --help/],
+    ['malformed URL', ['init', '--apply', '--url', `postgres://app:${SECRET}@[bad/x`], /malformed database URL/],
+    ['port out of range', ['init', '--apply', '--url', `postgres://app:${SECRET}@127.0.0.1:99999/x`], /malformed database URL|out of range/],
+    ['unknown scheme', ['init', '--apply', '--url', `redis://app:${SECRET}@127.0.0.1:6379/0`], /unsupported database URL "redis:\/\/app:\*\*\*@127.0.0.1:6379\/0"/],
+    ['not a URL', ['init', '--apply', '--url', 'outbox.db'], /unsupported database URL "outbox.db"/],
+    ['unreachable port (postgres)', ['init', '--apply', '--url', `postgres://app:${SECRET}@127.0.0.1:1/test`], /cannot reach the database at postgres:\/\/app:\*\*\*@127.0.0.1:1\/test \(ECONNREFUSED\)/],
+    ['unreachable port (mysql)', ['init', '--apply', '--url', `mysql://root:${SECRET}@127.0.0.1:2/test`], /cannot reach the database .*ECONNREFUSED/],
+    ['unknown host', ['init', '--apply', '--url', `mysql://root:${SECRET}@no-such-host.invalid/test`], /cannot reach the database .*(ENOTFOUND|EAI_AGAIN)/],
+    ['wrong password (mariadb)', ['init', '--apply', '--url', `mysql://${wrongUser}:${SECRET}@${myHost}/test`, '--table', guard.outbox, ...guardFlags], /the database refused the login .*Check the user and password/, 'mysql'],
+    ['missing database (postgres)', ['init', '--apply', '--url', pgWith(`postgres:${SECRET}`, '/no_such_db_outbox')], /database does not exist .*no_such_db_outbox/, 'postgres'],
+    ['missing database (mysql)', ['init', '--apply', '--url', MYSQL_URL.replace(/\/[^/]*$/, '/no_such_db_outbox')], /database does not exist/, 'mysql'],
+    ['sqlite directory missing', ['init', '--apply', '--url', `sqlite:${join(tmp, 'nope', 'x.db')}`], /cannot open the SQLite database/],
+    ['identifier with a quote', ['init', '--apply', '--url', sqlite, '--table', 'a"b', ...guardFlags], /--table "a\\"b" is not a valid identifier/],
+    ['identifier with a semicolon', ['init', '--apply', '--url', sqlite, '--table', 'a;drop table x', ...guardFlags], /is not a valid identifier/],
+    ['identifier with a space', ['sql', 'claim', '--dialect', 'postgres', '--table', 'my events'], /--table "my events" is not a valid identifier/],
+    ['unicode identifier', ['init', '--dialect', 'mysql', '--table', 'événements'], /--table "événements" is not a valid identifier/],
+    ['reserved word', ['init', '--apply', '--url', sqlite, '--table', 'select', ...guardFlags], /--table "select" is a reserved SQL word/],
+    ['identifier too long', ['init', '--dialect', 'postgres', '--table', 'x'.repeat(70)], /is 70 characters; at most \d+ fit on postgres/],
+    ['empty identifier', ['init', '--dialect', 'sqlite', '--inbox-table', ''], /--inbox-table is empty/],
+    ['schema on a dialect without', ['init', '--dialect', 'mysql', '--schema', 'app'], /--schema is for PostgreSQL/],
+    ['zero batch', ['sql', 'claim', '--dialect', 'postgres', '--batch', '0'], /--batch must be between 1 and 100000/],
+    ['negative batch', ['sql', 'claim', '--dialect', 'mysql', '--batch', '-5'], /--batch "-5" is not a positive whole number/],
+    ['non-numeric batch', ['sql', 'claim', '--dialect', 'sqlite', '--batch', 'ten'], /--batch "ten" is not a positive whole number/],
+    ['fractional batch', ['sql', 'claim', '--dialect', 'sqlite', '--batch', '1.5'], /--batch "1.5" is not a positive whole number/],
+    ['duration without unit', ['sql', 'claim', '--dialect', 'postgres', '--lease', '30'], /--lease "30" is not a duration. Use a number with a unit/],
+    ['unparseable duration', ['sql', 'retry', '--dialect', 'postgres', '--delay', 'soon'], /--delay "soon" is not a duration/],
+    ['negative duration', ['sql', 'claim', '--dialect', 'postgres', '--lease', '-1s'], /--lease "-1s" is not a duration/],
+    ['zero duration', ['sql', 'claim', '--dialect', 'postgres', '--lease', '0s'], /--lease must be greater than zero/],
+    ['unparseable --timeout', ['init', '--dialect', 'postgres', '--timeout', 'later'], /--timeout "later" is not a duration/],
+    ['verify: zero claimers', ['verify', '--url', sqlite, '--claimers', '0'], /--claimers must be between 1 and 64/],
+    ['verify: in-memory SQLite', ['verify', '--url', 'sqlite::memory:'], /verify needs a SQLite file/],
+    ['verify: wrong password (mariadb)', ['verify', '--url', `mysql://${wrongUser}:${SECRET}@${myHost}/test`], /the database refused the login/, 'mysql'],
+  ]
+
+  beforeAll(async () => {
+    if (!available('mysql')) return
+    const db = await openDb(MYSQL_URL, {poolSize: 1})
+    await db.execute(sql`${raw(`CREATE USER IF NOT EXISTS '${wrongUser}'@'%' IDENTIFIED BY 'the-right-one'`)}`)
+    await db.close()
+  })
+  afterAll(async () => {
+    if (!available('mysql')) return
+    const db = await openDb(MYSQL_URL, {poolSize: 1})
+    await db.execute(sql`${raw(`DROP USER IF EXISTS '${wrongUser}'@'%'`)}`)
+    await db.close()
+  })
+
+  for (const [label, args, message, needs] of cases) {
+    it.skipIf(needs !== undefined && !available(needs))(label, () => {
+      const r = run(args)
+      expect(r.status, r.stderr).toBe(2)
+      expect(r.stdout).toBe('')
+      const lines = r.stderr.split('\n').filter(Boolean)
+      expect(lines, r.stderr).toHaveLength(1)
+      expect(lines[0]).toMatch(/^outbox: /)
+      expect(lines[0]).toMatch(message)
+      expect(lines[0]).not.toMatch(/\bat .+:\d+:\d+|Error:/)
+      expect(r.stdout + r.stderr).not.toContain(SECRET)
+    })
+  }
+
+  it('changed nothing: no SQLite file created, no guard tables on the servers', async () => {
+    expect(existsSync(sqliteFile) ? readFileSync(sqliteFile).length : 0).toBe(0)
+    for (const target of matrix.filter((t) => t.available && t.dialect !== 'sqlite')) {
+      const db = await openDb(target.url, {poolSize: 1})
+      try {
+        expect(await db.query(db.dialect.existingObjects(guard))).toEqual([])
+      } finally {
+        await db.close()
+      }
+    }
+  })
+
+  it('the password is scrubbed from a --json error too', () => {
+    const r = run(['init', '--apply', '--json', '--url', `postgres://app:${SECRET}@127.0.0.1:1/test`])
+    expect(r.status).toBe(2)
+    expect(JSON.parse(r.stdout).error.message).toMatch(/postgres:\/\/app:\*\*\*@127.0.0.1:1/)
+    expect(r.stdout + r.stderr).not.toContain(SECRET)
+  })
+})
+
+describe('start-up: a command that needs no database imports no driver', () => {
+  const DRIVERS = ['pg', 'mysql2', 'better-sqlite3']
+  function loadedDrivers(args: string[]): string[] {
+    const file = join(tmp, `loaded-${Math.random().toString(36).slice(2)}.txt`)
+    const r = run(args, ['--require', join(root, 'test/helpers/loaded-modules.cjs')], {OUTBOX_LOADED_MODULES: file})
+    expect(r.status, r.stderr).toBe(0)
+    const loaded = readFileSync(file, 'utf8').split('\n')
+    expect(loaded.some((f) => f.includes('/node_modules/@oclif/core/')), 'the hook saw no modules at all').toBe(true)
+    return DRIVERS.filter((d) => loaded.some((f) => f.includes(`/node_modules/${d}/`)))
+  }
+
+  it('init --dialect postgres and sql claim load none of pg, mysql2, better-sqlite3', () => {
+    expect(loadedDrivers(['init', '--dialect', 'postgres'])).toEqual([])
+    expect(loadedDrivers(['sql', 'claim', '--dialect', 'mysql'])).toEqual([])
+  })
+
+  it('control: a command that connects loads its driver, and only that one', () => {
+    expect(loadedDrivers(['init', '--apply', '--url', sqliteUrl(), '--no-inbox', '--no-archive'])).toEqual(['better-sqlite3'])
+  })
+})

@@ -1,0 +1,168 @@
+// `outbox relay` as a user runs it (a real process of the built CLI, bin/run.js: run
+// `npm run build` first), against a loopback HTTP receiver: --once exit codes, logs,
+// graceful SIGTERM, metrics, and a failpoint crash.
+import {spawn, type ChildProcess} from 'node:child_process'
+import {existsSync} from 'node:fs'
+import {createServer, type Server} from 'node:http'
+import type {AddressInfo} from 'node:net'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {raw, sql, type TableNames} from '../dialects/index.js'
+import {openDb, type Db} from '../src/db/index.js'
+import {applyInit} from '../src/init.js'
+import {count, seedEvents} from './helpers/events.js'
+import {until} from './helpers/publishers.js'
+import {dropTables, targets, uniqueTables} from './helpers/targets.js'
+
+const BIN = new URL('../bin/run.js', import.meta.url).pathname
+if (!existsSync(new URL('../dist/commands/relay.js', import.meta.url))) throw new Error('dist/ has no relay command: run `npm run build` before this test')
+
+interface Run {
+  code: number | null
+  signal: NodeJS.Signals | null
+  stdout: string
+  stderr: string
+}
+
+function start(args: string[], env: Record<string, string> = {}): {child: ChildProcess; done: Promise<Run>; stderr: () => string} {
+  const child = spawn(process.execPath, [BIN, 'relay', ...args], {env: {...process.env, OUTBOX_FAILPOINTS: '', ...env}, stdio: ['ignore', 'pipe', 'pipe']})
+  let stdout = ''
+  let stderr = ''
+  child.stdout!.on('data', (d) => (stdout += d))
+  child.stderr!.on('data', (d) => (stderr += d))
+  const done = new Promise<Run>((resolve) => child.on('close', (code, signal) => resolve({code, signal, stdout, stderr})))
+  return {child, done, stderr: () => stderr}
+}
+
+/** A receiver that records Idempotency-Keys; answer() picks the status. */
+async function receiver(answer: (id: string) => number = () => 200) {
+  const ids: string[] = []
+  const server: Server = createServer((req, res) => {
+    req.resume()
+    req.on('end', () => {
+      const id = String(req.headers['idempotency-key'])
+      ids.push(id)
+      res.writeHead(answer(id)).end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as AddressInfo).port
+  return {ids, url: `http://127.0.0.1:${port}/events`, port, close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r())))}
+}
+
+const matrix = await targets()
+
+for (const target of matrix) {
+  describe.skipIf(!target.available)(`outbox relay on ${target.dialect}`, () => {
+    let db: Db
+    let names: TableNames
+    beforeAll(async () => {
+      db = await openDb(target.url)
+      names = uniqueTables(`rc${target.dialect.slice(0, 2)}`)
+      await applyInit(db, names, {inbox: false, archive: false})
+    })
+    afterAll(async () => {
+      await dropTables(db, names)
+      await db.close()
+    })
+
+    it('--once delivers everything and exits 0, one log line per batch, no password in the output', async () => {
+      const ids = await seedEvents(db, names, {count: 12})
+      const r = await receiver()
+      const withPassword = r.url.replace('//', '//hook:hunter22@')
+      const run = await start(['--url', target.url, '--table', names.outbox, '--publisher', 'http', '--target', withPassword, '--batch', '5', '--once']).done
+      await r.close()
+      expect(run.code, run.stderr).toBe(0)
+      expect(new Set(r.ids)).toEqual(new Set(ids))
+      expect(await count(db, names, 'published_at IS NULL')).toBe(0)
+      expect(run.stderr.match(/ info +batch claimed=/g)).toHaveLength(3)
+      expect(run.stderr + run.stdout).not.toContain('hunter22')
+    })
+  })
+}
+
+const sqliteTarget = matrix.find((t) => t.dialect === 'sqlite')!
+describe('outbox relay (sqlite)', () => {
+  let db: Db
+  let names: TableNames
+  beforeAll(async () => {
+    db = await openDb(sqliteTarget.url)
+    names = uniqueTables('rcx')
+    await applyInit(db, names, {inbox: false, archive: false})
+  })
+  afterAll(async () => {
+    await db.close()
+  })
+  const base = () => ['--url', sqliteTarget.url, '--table', names.outbox]
+
+  it('--once exits 1 with the counts in --json when events are left failed', async () => {
+    await db.execute(sql`DELETE FROM ${raw(db.dialect.table(names, 'outbox'))}`)
+    const ids = await seedEvents(db, names, {count: 4})
+    const r = await receiver((id) => (id === ids[2] ? 500 : 204))
+    const run = await start([...base(), '--publisher', 'http', '--target', r.url, '--once', '--max-attempts', '1', '--json']).done
+    await r.close()
+    expect(run.code).toBe(1)
+    const out = JSON.parse(run.stdout)
+    expect(out).toMatchObject({exitCode: 1, backlog: {pending: 0, failed: 1}})
+    expect(out.published).toBe(3)
+  })
+
+  it('runs until SIGTERM, serves metrics meanwhile, then stops gracefully with exit 0', async () => {
+    await db.execute(sql`DELETE FROM ${raw(db.dialect.table(names, 'outbox'))}`)
+    await seedEvents(db, names, {count: 7})
+    const r = await receiver()
+    const relay = start([...base(), '--publisher', 'http', '--target', r.url, '--poll', '50ms', '--metrics-port', '0', '--log-format', 'json'])
+    await until(() => r.ids.length === 7, 30_000, 'deliveries')
+    const line = relay
+      .stderr()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .find((l) => l.msg === 'metrics')
+    const metrics = await (await fetch(line.url)).text()
+    expect(metrics).toMatch(/^outbox_relay_published_total 7$/m)
+    expect(metrics).toMatch(/^outbox_backlog_events 0$/m)
+    expect(metrics).toMatch(/^outbox_relay_batch_seconds_count 1$/m)
+    expect(metrics).toMatch(/^outbox_database_up 1$/m)
+    relay.child.kill('SIGTERM')
+    const run = await relay.done
+    await r.close()
+    expect(run.code).toBe(0)
+    expect(run.stderr).toContain('"msg":"relay stopped"')
+  })
+
+  it('a crash at relay.after-send leaves the events sent but unmarked; the next run resends them', async () => {
+    await db.execute(sql`DELETE FROM ${raw(db.dialect.table(names, 'outbox'))}`)
+    const ids = await seedEvents(db, names, {count: 3})
+    const r = await receiver()
+    const crashed = await start([...base(), '--publisher', 'http', '--target', r.url, '--once', '--lease', '1s'], {OUTBOX_FAILPOINTS: 'relay.after-send=kill'}).done
+    expect(crashed.signal).toBe('SIGKILL')
+    expect(crashed.stderr).toContain('outbox-failpoint relay.after-send')
+    expect(new Set(r.ids)).toEqual(new Set(ids))
+    expect(await count(db, names, 'published_at IS NULL AND lease_owner IS NOT NULL')).toBe(3)
+    await until(async () => (await count(db, names, `lease_until < ${db.dialect.now}`)) === 3, 10_000, 'the lease to lapse')
+    const rerun = await start([...base(), '--publisher', 'http', '--target', r.url, '--once']).done
+    await r.close()
+    expect(rerun.code).toBe(0)
+    expect(r.ids).toHaveLength(6) // at least once: each event twice after the crash
+    expect(await count(db, names, 'published_at IS NOT NULL')).toBe(3)
+  })
+
+  it('bad input is one line on stderr with exit 2 and nothing changed', async () => {
+    await db.execute(sql`DELETE FROM ${raw(db.dialect.table(names, 'outbox'))}`)
+    await seedEvents(db, names, {count: 1})
+    for (const args of [
+      ['--publisher', 'http'],
+      ['--publisher', 'amqp', '--target', 'http://x'],
+      ['--publisher', 'stdout', '--batch', '0'],
+      ['--publisher', 'stdout', '--backoff', '1s'],
+      ['--publisher', 'stdout', '--json'],
+      ['--publisher', 'kafka'],
+    ]) {
+      const run = await start([...base(), ...args, '--once']).done
+      expect(run.code, args.join(' ')).toBe(2)
+      expect(run.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1)
+      expect(run.stderr).toMatch(/^outbox: /)
+    }
+    expect(await count(db, names, 'published_at IS NULL AND attempts = 0')).toBe(1)
+  })
+})
