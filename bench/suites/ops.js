@@ -31,7 +31,7 @@ FROM seq_${raw(String(from))}_to_${raw(String(to))}`,
 INSERT INTO ${raw(t)} (id, event_type, aggregate_id, payload, created_at, published_at, attempts)
 SELECT printf('00000000-0000-7000-8000-%012x', i), 'type' || (i % 4), 'agg-' || (i % 1000), '{"n":1}',
   strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-3 days', printf('-%.3f seconds', i * 0.01)),
-  strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-3 days', printf('-%.3f seconds', i * 0.01 - 1)), 1 FROM s`,
+  strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-3 days', printf('%+.3f seconds', 1 - i * 0.01)), 1 FROM s`,
 }
 
 async function loadHistory(db, n, from, to) {
