@@ -154,4 +154,9 @@ export interface Dialect {
    * equal to the stored value (full precision), for keyset cursors over (created_at, id).
    */
   exactTime(column: string): string
+  /**
+   * data-modifying CTEs (WITH moved AS (DELETE ... RETURNING) INSERT ...): archive moves a
+   * batch in one statement, with no separate locking read (PostgreSQL only)
+   */
+  readonly writableCte: boolean
 }

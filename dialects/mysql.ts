@@ -228,6 +228,7 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   secondsBetween: (from, to) => `(TIMESTAMPDIFF(MICROSECOND, ${from}, ${to}) / 1000000)`,
   // mysql2 parses DATETIME(6) into a millisecond Date; the cursor needs the microseconds.
   exactTime: (column) => `DATE_FORMAT(${column}, '%Y-%m-%d %H:%i:%s.%f')`,
+  writableCte: false,
 }
 
 function isMariaDb(version: string): boolean {

@@ -206,6 +206,7 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   secondsBetween: (from, to) => `EXTRACT(EPOCH FROM (${to} - ${from}))::double precision`,
   // pg parses timestamptz into a millisecond Date; the cursor needs the microseconds.
   exactTime: (column) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`,
+  writableCte: true,
 }
 
 function supportsSkipLocked(version: string): boolean {

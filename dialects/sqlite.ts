@@ -195,4 +195,5 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   secondsBetween: (from, to) => `((julianday(${to}) - julianday(${from})) * 86400.0)`,
   // stored as ISO-8601 text already: exact as it is
   exactTime: (column) => column,
+  writableCte: false,
 }

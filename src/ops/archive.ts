@@ -11,9 +11,9 @@ import type {TableNames} from '../../dialects/index.js'
 import {failpoint} from '../chaos/failpoints.js'
 import type {Db} from '../db/index.js'
 import {UsageError} from '../errors.js'
-import {countBy, forEachBatch, tally, type Progress, type Where} from './batches.js'
+import {countBy, forEachBatch, forEachStatementBatch, tally, type BatchRow, type Progress, type Where} from './batches.js'
 import {ALL_COLUMNS, sampleOf, toStoredEvent, type SampleEvent} from './events.js'
-import {databaseNow, exec, num, opsContext, pointInTime, run} from './query.js'
+import {databaseNow, exec, num, opsContext, pointInTime, run, type OpsContext} from './query.js'
 
 export const DEFAULT_MIN_PUBLISHED_AGE_MS = 24 * 3_600_000
 
@@ -102,14 +102,31 @@ export async function archive(db: Db, names: TableNames, options: ArchiveOptions
   const out = emptyResult(options, before, publishedBefore, false)
   const file: FileHandle | undefined = options.toFile ? await openExport(options.toFile) : undefined
   const columns = file ? ALL_COLUMNS.filter((c) => c !== 'id' && c !== 'event_type') : ['created_at']
+  const size = options.batch ?? 1000
+  const exportRows = async (rows: BatchRow[]) => {
+    if (!file) return
+    // on disk before the delete commits: a crash may repeat rows in the file, never lose them
+    await file.write(rows.map((row) => JSON.stringify(toStoredEvent(db.dialect, row)) + '\n').join(''))
+    await file.sync()
+  }
   try {
-    const progress = await forEachBatch(ctx, names.outbox, where, {size: options.batch ?? 1000, columns, onProgress: options.onProgress}, async (tx, rows) => {
+    if (db.dialect.writableCte) {
+      const progress = await forEachStatementBatch(
+        ctx,
+        {size, onProgress: options.onProgress},
+        (position) => moveStatement(ctx, where, position, size, Boolean(options.delete), columns),
+        async (_tx, rows) => {
+          await exportRows(rows)
+          failpoint('archive.mid-batch')
+          tally(out, ctx, rows, SAMPLE)
+          return rows.length
+        },
+      )
+      return {...out, archived: progress.changed, batches: progress.batches}
+    }
+    const progress = await forEachBatch(ctx, names.outbox, where, {size, columns, onProgress: options.onProgress}, async (tx, rows) => {
       const ids = rows.map((row) => String(row.id))
-      if (file) {
-        // on disk before the delete commits: a crash may repeat rows in the file, never lose them
-        await file.write(rows.map((row) => JSON.stringify(toStoredEvent(db.dialect, row)) + '\n').join(''))
-        await file.sync()
-      }
+      await exportRows(rows)
       if (!options.delete) {
         await exec(
           tx,
@@ -160,4 +177,34 @@ async function openExport(path: string): Promise<FileHandle> {
     const code = (error as NodeJS.ErrnoException).code
     throw new UsageError(`cannot write --to-file ${path} (${code})`, 'Give a writable file path')
   }
+}
+
+/**
+ * PostgreSQL: one statement per batch. The batch is MATERIALIZED (computed once, so the LIMIT
+ * bounds the rows, cf. BUG #15715); the DELETE re-checks the selection, so a row changed since
+ * the batch was read is left alone; no separate locking read is needed.
+ */
+function moveStatement(ctx: OpsContext, where: Where, position: Where, size: number, purge: boolean, columns: readonly string[]) {
+  const {k, names, db} = ctx
+  const cursorAt = sql.raw<string>(db.dialect.exactTime('created_at'))
+  const returned = ['id', 'event_type', cursorAt.as('cursor_at'), ...columns] as const
+  const batch = k
+    .with((cte) => cte('batch').materialized(), (qb) =>
+      qb
+        .selectFrom(names.outbox)
+        .select('id')
+        .where((eb) => eb.and([...where(eb), ...position(eb)]))
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(size),
+    )
+  // = ANY(ARRAY(...)): a primary-key lookup per id; `IN (SELECT ...)` may plan a full scan per batch
+  const picked = (eb: any) => eb.and([sql<SqlBool>`id = ANY(ARRAY(SELECT id FROM batch))`, ...where(eb)])
+  if (purge) return batch.deleteFrom(names.outbox).where(picked).returning([...returned])
+  return batch
+    .with('moved', (qb) => qb.deleteFrom(names.outbox).where(picked).returning([...ALL_COLUMNS]))
+    .insertInto(names.archive)
+    .columns([...ALL_COLUMNS, 'archived_at'])
+    .expression((eb) => eb.selectFrom('moved').select([...ALL_COLUMNS, sql.raw(db.dialect.now).as('archived_at')]))
+    .returning([...returned])
 }

@@ -89,3 +89,42 @@ export function tally(out: {byType: Record<string, number>; sample: SampleEvent[
     if (out.sample.length < sampleSize) out.sample.push(sampleOf(ctx.db.dialect, row))
   }
 }
+
+type Compilable = Parameters<typeof run>[1]
+
+/**
+ * The one-statement variant (PostgreSQL's data-modifying CTEs): `statement(position)` picks
+ * the next batch after the cursor and changes it, returning the rows it saw (with cursor_at);
+ * `afterRows` runs in the same transaction before the commit (the export file).
+ */
+export async function forEachStatementBatch(
+  ctx: OpsContext,
+  options: {size: number; onProgress?: (p: Progress) => void},
+  statement: (position: Where) => Compilable,
+  afterRows: (tx: Queryable, rows: BatchRow[]) => Promise<number>,
+): Promise<Progress> {
+  const progress: Progress = {seen: 0, changed: 0, batches: 0}
+  let cursor: Cursor | undefined
+  for (;;) {
+    const query = statement(after(cursor))
+    const batch = await ctx.db.transaction(async (tx) => {
+      const rows = (await run(tx, query)) as BatchRow[]
+      return {rows, changed: rows.length > 0 ? await afterRows(tx, rows) : 0}
+    })
+    if (batch.rows.length === 0) break
+    progress.seen += batch.rows.length
+    progress.changed += batch.changed
+    progress.batches++
+    // RETURNING order is not guaranteed: the cursor is the greatest (created_at, id) seen
+    const last = batch.rows.reduce((a, b) => (keyOf(b) > keyOf(a) ? b : a))
+    cursor = {at: String(last.cursor_at), id: String(last.id)}
+    options.onProgress?.({...progress})
+    if (batch.rows.length < options.size) break
+  }
+  return progress
+}
+
+// exactTime() text is fixed-width ISO on PostgreSQL, so it sorts like the timestamp
+function keyOf(row: BatchRow): string {
+  return `${row.cursor_at} ${row.id}`
+}

@@ -7,7 +7,7 @@ import type {TableNames} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
 import {UsageError} from '../errors.js'
 import {isUuid} from '../uuid.js'
-import {countBy, forEachBatch, leasedNow, tally, type Progress, type Where} from './batches.js'
+import {countBy, forEachBatch, forEachStatementBatch, leasedNow, tally, type BatchRow, type Progress, type Where} from './batches.js'
 import {sampleOf, type SampleEvent} from './events.js'
 import {databaseNow, exec, num, opsContext, pointInTime, run, type OpsContext} from './query.js'
 
@@ -52,6 +52,7 @@ export interface ReplayResult {
 }
 
 const LISTED_IDS = 100
+const DELIVERABLE = {published_at: null, failed_at: null, lease_owner: null, lease_until: null, last_error: null, attempts: 0}
 const SAMPLE = 10
 // what a copy from the archive brings back; the rest takes the outbox defaults (pending, 0 attempts)
 const EVENT_FIELDS = ['id', 'event_type', 'aggregate_type', 'aggregate_id', 'aggregate_version', 'payload', 'headers', 'created_at']
@@ -149,6 +150,28 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
   const size = options.batch ?? 1000
   const columns = options.fromArchive ? ['created_at'] : ['created_at', leasedNow(ctx).as('leased')]
 
+  // rows a live relay holds are counted and listed, never touched
+  const skipLeased = (rows: BatchRow[]) => {
+    const leased = rows.filter((row) => num(row.leased) === 1)
+    out.skippedLeased += leased.length
+    for (const row of leased) if (out.skippedLeasedIds.length < LISTED_IDS) out.skippedLeasedIds.push(String(row.id))
+    return rows.filter((row) => num(row.leased) !== 1)
+  }
+  if (db.dialect.writableCte && !options.fromArchive) {
+    const progress = await forEachStatementBatch(
+      ctx,
+      {size, onProgress: options.onProgress},
+      (position) => replayStatement(ctx, where, position, size),
+      async (_tx, rows) => {
+        out.matched += rows.length
+        const free = skipLeased(rows)
+        tally(out, ctx, free, SAMPLE)
+        return free.length
+      },
+    )
+    return {...out, replayed: progress.changed, batches: progress.batches}
+  }
+
   const progress = await forEachBatch(ctx, table, where, {size, columns, onProgress: options.onProgress}, async (tx, rows) => {
     out.matched += rows.length
     let free = rows
@@ -156,12 +179,7 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
       const present = new Set((await run(tx, k.selectFrom(names.outbox).select('id').where('id', 'in', rows.map((row) => row.id)))).map((row) => String(row.id)))
       free = rows.filter((row) => !present.has(String(row.id)))
       out.alreadyInOutbox += rows.length - free.length
-    } else {
-      const leased = rows.filter((row) => num(row.leased) === 1)
-      out.skippedLeased += leased.length
-      for (const row of leased) if (out.skippedLeasedIds.length < LISTED_IDS) out.skippedLeasedIds.push(String(row.id))
-      free = rows.filter((row) => num(row.leased) !== 1)
-    }
+    } else free = skipLeased(rows)
     if (free.length === 0) return 0
     const ids = free.map((row) => String(row.id))
     let changed: number
@@ -171,10 +189,7 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
     } else {
       changed = await exec(
         tx,
-        k
-          .updateTable(names.outbox)
-          .set({published_at: null, failed_at: null, lease_owner: null, lease_until: null, last_error: null, attempts: 0})
-          .where('id', 'in', ids),
+        k.updateTable(names.outbox).set(DELIVERABLE).where('id', 'in', ids),
       )
     }
     tally(out, ctx, free, SAMPLE)
@@ -183,4 +198,34 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
   out.replayed = progress.changed
   out.batches = progress.batches
   return out
+}
+
+/**
+ * PostgreSQL: one statement per batch. The UPDATE itself re-checks the lease on the current
+ * row version, so a row a relay leased after the batch was read is skipped, not replayed;
+ * every row of the batch comes back, with leased = 1 for those left alone.
+ */
+function replayStatement(ctx: OpsContext, where: Where, position: Where, size: number) {
+  const {k, names, db} = ctx
+  const cursorAt = sql.raw<string>(db.dialect.exactTime('created_at'))
+  return k
+    .with((cte) => cte('batch').materialized(), (qb) =>
+      qb
+        .selectFrom(names.outbox)
+        .select(['id', 'event_type', 'created_at', cursorAt.as('cursor_at')])
+        .where((eb) => eb.and([...where(eb), ...position(eb)]))
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(size),
+    )
+    .with('done', (qb) =>
+      qb
+        .updateTable(names.outbox)
+        .set(DELIVERABLE)
+        .where((eb) => eb.and([sql<SqlBool>`id = ANY(ARRAY(SELECT id FROM batch))`, sql<SqlBool>`NOT (${leasedNow(ctx)} = 1)`]))
+        .returning('id'),
+    )
+    .selectFrom('batch as b')
+    .leftJoin('done as d', 'd.id', 'b.id')
+    .select(['b.id', 'b.event_type', 'b.created_at', 'b.cursor_at', sql<number>`CASE WHEN d.id IS NULL THEN 1 ELSE 0 END`.as('leased')])
 }

@@ -1,0 +1,260 @@
+// outbox status / replay / archive at scale.
+// 1. status time on tables of growing size with the same small backlog (only history grows):
+//    status must read the pending rows, the failed rows and the window, never the history.
+// 2. archive and replay throughput (batched, each batch one transaction) against one bulk
+//    transaction doing the same work in the same run; the longest batch; peak RSS at 100k vs 1M.
+import {execFileSync} from 'node:child_process'
+import {randomBytes} from 'node:crypto'
+import {applyInit, openDb, raw, readStatus, sql} from '../../dist/src/index.js'
+import {fmt, summary} from '../lib.js'
+
+const PG = process.env.OUTBOX_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+const MYSQL = process.env.OUTBOX_TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test'
+const root = new URL('../..', import.meta.url).pathname
+
+const names = (tag) => ({outbox: `bench_ops_${tag}`, inbox: `bench_ops_${tag}_in`, archive: `bench_ops_${tag}_ar`})
+
+// ---- bulk loading (INSERT ... SELECT from a series, never row by row) ----
+// History: published 1 s after creation, created 3+ days ago, 10 ms apart, ids ordered.
+// Backlog: 1000 pending (200 in flight, 100 lapsed leases, 100 retrying), 50 failed, 1000
+// published over the last 30 minutes.
+const HISTORY = {
+  postgres: (t, from, to) => sql`INSERT INTO ${raw(t)} (id, event_type, aggregate_id, payload, created_at, published_at, attempts)
+SELECT ('00000000-0000-7000-8000-' || lpad(to_hex(i), 12, '0'))::uuid, 'type' || (i % 4), 'agg-' || (i % 1000), '{"n":1}'::jsonb,
+  now() - interval '3 days' - i * interval '10 milliseconds', now() - interval '3 days' - i * interval '10 milliseconds' + interval '1 second', 1
+FROM generate_series(${raw(String(from))}, ${raw(String(to))}) i`,
+  mysql: (t, from, to) => sql`INSERT INTO ${raw(t)} (id, event_type, aggregate_id, payload, created_at, published_at, attempts)
+SELECT CONCAT('00000000-0000-7000-8000-', LPAD(LOWER(HEX(seq)), 12, '0')), CONCAT('type', seq % 4), CONCAT('agg-', seq % 1000), '{"n":1}',
+  UTC_TIMESTAMP(6) - INTERVAL 3 DAY - INTERVAL seq * 10000 MICROSECOND, UTC_TIMESTAMP(6) - INTERVAL 3 DAY - INTERVAL seq * 10000 MICROSECOND + INTERVAL 1 SECOND, 1
+FROM seq_${raw(String(from))}_to_${raw(String(to))}`,
+  sqlite: (t, from, to) => sql`WITH RECURSIVE s(i) AS (SELECT ${raw(String(from))} UNION ALL SELECT i + 1 FROM s WHERE i < ${raw(String(to))})
+INSERT INTO ${raw(t)} (id, event_type, aggregate_id, payload, created_at, published_at, attempts)
+SELECT printf('00000000-0000-7000-8000-%012x', i), 'type' || (i % 4), 'agg-' || (i % 1000), '{"n":1}',
+  strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-3 days', printf('-%.3f seconds', i * 0.01)),
+  strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-3 days', printf('%+.3f seconds', 1 - i * 0.01)), 1 FROM s`,
+}
+
+async function loadHistory(db, n, from, to) {
+  const t = db.dialect.table(n, 'outbox')
+  const step = db.dialect.name === 'sqlite' ? 500_000 : 1_000_000
+  for (let a = from; a <= to; a += step) {
+    const b = Math.min(to, a + step - 1)
+    if (db.dialect.name === 'sqlite') await db.transaction((tx) => tx.execute(HISTORY.sqlite(t, a, b)))
+    else await db.execute(HISTORY[db.dialect.name](t, a, b))
+  }
+  await analyze(db, n)
+}
+
+async function loadBacklog(db, n) {
+  const t = raw(db.dialect.table(n, 'outbox'))
+  const now = new Date((await db.query(sql`SELECT ${raw(db.dialect.now)} AS now`))[0].now)
+  const at = (s) => (s === null ? null : db.dialect.timeParam(new Date(now.getTime() + s * 1000)))
+  const rows = []
+  for (let i = 0; i < 1000; i++) {
+    const lease = i < 200 ? ['relay', 600, 1] : i < 300 ? ['relay', -60, 1] : i < 400 ? [null, 30, 2] : [null, null, 0]
+    rows.push({created: -1200 + i, published: null, failed: null, lease})
+  }
+  for (let i = 0; i < 50; i++) rows.push({created: -5000 + i, published: null, failed: -100, lease: [null, null, 5]})
+  for (let i = 0; i < 1000; i++) rows.push({created: -1800 + i, published: -1800 + i + (i % 10) / 10, failed: null, lease: [null, null, 1]})
+  await db.transaction(async (tx) => {
+    for (const [i, r] of rows.entries()) {
+      const id = `10000000-0000-7000-8000-${i.toString(16).padStart(12, '0')}`
+      await tx.execute(sql`INSERT INTO ${t} (id, event_type, aggregate_id, payload, created_at, published_at, failed_at, lease_owner, lease_until, attempts)
+VALUES (${id}, ${`type${i % 4}`}, ${`agg-${i}`}, '{"n":1}', ${at(r.created)}, ${at(r.published)}, ${at(r.failed)}, ${r.lease[0]}, ${at(r.lease[1])}, ${r.lease[2]})`)
+    }
+  })
+}
+
+async function analyze(db, n) {
+  const t = raw(db.dialect.table(n, 'outbox'))
+  if (db.dialect.name === 'mysql') await db.query(sql`ANALYZE TABLE ${t}`)
+  else await db.execute(sql`ANALYZE ${t}`)
+}
+
+async function fresh(db, n) {
+  for (const which of ['outbox', 'inbox', 'archive']) await db.execute(sql`DROP TABLE IF EXISTS ${raw(db.dialect.table(n, which))}`)
+  await applyInit(db, n, {inbox: false, archive: true})
+}
+
+async function time(fn) {
+  const t = performance.now()
+  await fn()
+  return performance.now() - t
+}
+
+// ---- 1. status scaling ----
+async function statusScaling(url, sizes, runs, log) {
+  const db = await openDb(url)
+  const n = names(`st_${randomBytes(2).toString('hex')}`)
+  const rows = []
+  try {
+    await fresh(db, n)
+    await loadBacklog(db, n)
+    let loaded = 0
+    for (const size of sizes) {
+      const loadMs = await time(() => loadHistory(db, n, loaded + 1, size))
+      loaded = size
+      await readStatus(db, n, {windowMs: 3_600_000}) // warm the cache
+      const plain = []
+      const byType = []
+      for (let i = 0; i < runs; i++) {
+        plain.push(await time(() => readStatus(db, n, {windowMs: 3_600_000})))
+        byType.push(await time(() => readStatus(db, n, {windowMs: 3_600_000, byType: true})))
+      }
+      const check = await readStatus(db, n, {windowMs: 3_600_000})
+      rows.push({dialect: db.dialect.name, rows: size + 2050, plain: summary(plain), byType: summary(byType), pending: check.pending, published: check.published})
+      log(`${db.dialect.name} status at ${size}: ${fmt(summary(plain).median)} ms (by type ${fmt(summary(byType).median)} ms), load ${fmt(loadMs / 1000)} s`)
+    }
+  } finally {
+    for (const which of ['outbox', 'archive']) await db.execute(sql`DROP TABLE IF EXISTS ${raw(db.dialect.table(n, which))}`)
+    await db.close()
+  }
+  return rows
+}
+
+// ---- 2. throughput: batched (child process) vs one bulk transaction ----
+function child(op, url, n, options) {
+  const out = execFileSync(process.execPath, [`${root}bench/ops-child.js`, JSON.stringify({op, url, names: n, options})], {encoding: 'utf8', maxBuffer: 1 << 20})
+  return JSON.parse(out.trim().split('\n').pop())
+}
+
+const COLS = 'id, event_type, aggregate_type, aggregate_id, aggregate_version, payload, headers, created_at, published_at, attempts, lease_owner, lease_until, last_error, failed_at'
+
+function bulkArchive(db, n, beforeParam, publishedParam) {
+  const o = raw(db.dialect.table(n, 'outbox'))
+  const a = raw(db.dialect.table(n, 'archive'))
+  const where = sql`created_at < ${beforeParam} AND published_at IS NOT NULL AND failed_at IS NULL AND published_at < ${publishedParam}`
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`INSERT INTO ${a} (${raw(COLS)}, archived_at) SELECT ${raw(COLS)}, ${raw(db.dialect.now)} FROM ${o} WHERE ${where}`)
+    return tx.execute(sql`DELETE FROM ${o} WHERE ${where}`)
+  })
+}
+
+function bulkReplay(db, n, sinceParam) {
+  const o = raw(db.dialect.table(n, 'outbox'))
+  return db.transaction((tx) =>
+    tx.execute(sql`UPDATE ${o} SET published_at = NULL, failed_at = NULL, lease_owner = NULL, lease_until = NULL, last_error = NULL, attempts = 0 WHERE created_at >= ${sinceParam}`),
+  )
+}
+
+async function throughput(url, size, runs, batch, log) {
+  const db = await openDb(url)
+  const n = names(`tp_${randomBytes(2).toString('hex')}`)
+  const out = {dialect: db.dialect.name, rows: size, batch, archive: {batched: [], bulk: [], maxBatchMs: [], rssMb: []}, replay: {batched: [], bulk: [], maxBatchMs: [], rssMb: []}, bulkTxMs: {archive: [], replay: []}}
+  const reset = async () => {
+    await fresh(db, n)
+    await loadHistory(db, n, 1, size)
+  }
+  try {
+    const now = new Date((await db.query(sql`SELECT ${raw(db.dialect.now)} AS now`))[0].now)
+    const cutoff = new Date(now.getTime() - 2 * 86_400_000)
+    const published = new Date(now.getTime() - 86_400_000)
+    const since = new Date(now.getTime() - 30 * 86_400_000)
+    // one op: the batched run in a child process, then the bulk transaction on a fresh copy
+    const pair = async (op, options, bulk) => {
+      await reset()
+      const c = child(op, url, n, options)
+      if (c.changed !== size) throw new Error(`${op} changed ${c.changed} of ${size}`)
+      await reset()
+      let changed = 0
+      const ms = await time(async () => (changed = await bulk()))
+      if (changed !== size) throw new Error(`bulk ${op} changed ${changed} of ${size}`)
+      out[op].batched.push(size / c.seconds)
+      out[op].maxBatchMs.push(c.maxBatchMs)
+      out[op].rssMb.push(c.maxRssMb)
+      out[op].bulk.push(size / (ms / 1000))
+      out.bulkTxMs[op].push(ms)
+      return `${op} ${fmt(size / c.seconds, 0)} vs bulk ${fmt(size / (ms / 1000), 0)} rows/s, rss ${fmt(c.maxRssMb)} MB`
+    }
+    for (let r = 0; r < runs; r++) {
+      const a = await pair('archive', {before: cutoff.toISOString(), batch}, () =>
+        bulkArchive(db, n, db.dialect.timeParam(cutoff), db.dialect.timeParam(published)),
+      )
+      const p = await pair('replay', {since: since.toISOString(), batch}, () => bulkReplay(db, n, db.dialect.timeParam(since)))
+      log(`${db.dialect.name} ${size} batch ${batch} run ${r + 1}: ${a}; ${p}`)
+    }
+  } finally {
+    for (const which of ['outbox', 'archive']) await db.execute(sql`DROP TABLE IF EXISTS ${raw(db.dialect.table(n, which))}`)
+    await db.close()
+  }
+  for (const op of ['archive', 'replay']) for (const k of Object.keys(out[op])) out[op][k] = summary(out[op][k])
+  out.bulkTxMs = {archive: summary(out.bulkTxMs.archive), replay: summary(out.bulkTxMs.replay)}
+  return out
+}
+
+async function sqliteUrl() {
+  const {mkdtempSync} = await import('node:fs')
+  const {tmpdir} = await import('node:os')
+  return `sqlite:${mkdtempSync(`${tmpdir()}/outbox-bench-`)}/ops.db`
+}
+
+export default async function ({quick, log}) {
+  const runs = quick ? 3 : 5
+  const plan = quick
+    ? [
+        [PG, [10_000, 100_000]],
+        [MYSQL, [10_000, 100_000]],
+        [await sqliteUrl(), [10_000, 100_000]],
+      ]
+    : [
+        [PG, [100_000, 1_000_000, 10_000_000]],
+        [MYSQL, [100_000, 1_000_000]],
+        [await sqliteUrl(), [100_000, 1_000_000]],
+      ]
+  const status = []
+  for (const [url, sizes] of plan) status.push(...(await statusScaling(url, sizes, runs, log)))
+
+  const tpPlan = quick
+    ? [[PG, 20_000, 1, 1000]]
+    : [
+        [PG, 100_000, 1, 1000],
+        [PG, 1_000_000, 2, 1000],
+        [PG, 1_000_000, 1, 10_000],
+        [MYSQL, 100_000, 1, 1000],
+        [MYSQL, 1_000_000, 1, 1000],
+        [await sqliteUrl(), 100_000, 1, 1000],
+        [await sqliteUrl(), 1_000_000, 1, 1000],
+      ]
+  const tp = []
+  for (const [url, size, n, batch] of tpPlan) tp.push(await throughput(url, size, n, batch, log))
+  return {title: 'Operations: status, replay, archive (ops)', markdown: markdown(status, tp), raw: {status, throughput: tp}}
+}
+
+function markdown(status, tp) {
+  const lines = [
+    'Status reads the pending rows (PostgreSQL/SQLite: the partial index `(created_at, id) WHERE published_at IS NULL AND failed_at IS NULL`; MySQL: the prefix `(NULL, NULL)` of `(published_at, failed_at, created_at, id)`), the failed rows (partial `failed_at` index; MySQL: the prefix `(NULL, NOT NULL)`), and the window (partial `published_at` index; MySQL: a `published_at` range of the same index). Only history grows between rows of this table: same backlog (1000 pending, 50 failed, 1000 published in the window).',
+    '',
+    '| dialect | rows | status median ms (min-max) | ratio to smallest | --by type median ms (min-max) | ratio |',
+    '|---|---:|---:|---:|---:|---:|',
+  ]
+  for (const d of [...new Set(status.map((s) => s.dialect))]) {
+    const rows = status.filter((s) => s.dialect === d)
+    for (const s of rows) {
+      lines.push(
+        `| ${d} | ${s.rows.toLocaleString('en')} | ${fmt(s.plain.median)} (${fmt(s.plain.min)}-${fmt(s.plain.max)}) | ${fmt(s.plain.median / rows[0].plain.median, 2)}x | ${fmt(s.byType.median)} (${fmt(s.byType.min)}-${fmt(s.byType.max)}) | ${fmt(s.byType.median / rows[0].byType.median, 2)}x |`,
+      )
+    }
+  }
+  lines.push(
+    '',
+    'Archive and replay: batched (`--batch 1000` unless stated, each batch one transaction, run as the library in a child process) against one bulk transaction doing the same work (`INSERT ... SELECT` + `DELETE`, or one `UPDATE`), same table, same run. Rows/s medians (min-max); "longest batch" is the longest gap between two batch commits, i.e. the longest any lock was held; the bulk transaction holds its locks for its whole duration.',
+    '',
+    '| dialect | rows | batch | runs | archive rows/s | bulk rows/s | ratio | replay rows/s | bulk rows/s | ratio | longest batch ms (archive / replay) | bulk tx ms (archive / replay) | peak RSS MB (archive / replay) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  )
+  const r = (s) => `${fmt(s.median, 0)} (${fmt(s.min, 0)}-${fmt(s.max, 0)})`
+  for (const t of tp) {
+    lines.push(
+      `| ${t.dialect} | ${t.rows.toLocaleString('en')} | ${t.batch} | ${t.archive.batched.runs} | ${r(t.archive.batched)} | ${r(t.archive.bulk)} | ${fmt(t.archive.batched.median / t.archive.bulk.median, 2)} | ${r(t.replay.batched)} | ${r(t.replay.bulk)} | ${fmt(t.replay.batched.median / t.replay.bulk.median, 2)} | ${fmt(t.archive.maxBatchMs.max, 0)} / ${fmt(t.replay.maxBatchMs.max, 0)} | ${fmt(t.bulkTxMs.archive.median, 0)} / ${fmt(t.bulkTxMs.replay.median, 0)} | ${fmt(t.archive.rssMb.max)} / ${fmt(t.replay.rssMb.max)} |`,
+    )
+  }
+  const mem = []
+  for (const d of [...new Set(tp.map((t) => t.dialect))]) {
+    const rows = tp.filter((t) => t.dialect === d && t.batch === 1000).sort((a, b) => a.rows - b.rows)
+    if (rows.length < 2) continue
+    const [small, big] = [rows[0], rows[rows.length - 1]]
+    mem.push(`${d}: archive ${fmt(big.archive.rssMb.max / small.archive.rssMb.max, 2)}x, replay ${fmt(big.replay.rssMb.max / small.replay.rssMb.max, 2)}x (${big.rows.toLocaleString('en')} vs ${small.rows.toLocaleString('en')} rows)`)
+  }
+  if (mem.length) lines.push('', `Peak RSS, largest run against the smallest: ${mem.join('; ')}.`)
+  return lines.join('\n')
+}

@@ -1,0 +1,86 @@
+// The ops pieces that need no database: the Kysely-to-fragment bridge, thresholds, the
+// prometheus exposition and error truncation.
+import {describe, expect, it} from 'vitest'
+import {DIALECTS} from '../../dialects/index.js'
+import {checkSelection} from '../../src/ops/replay.js'
+import {fromCompiled} from '../../src/ops/query.js'
+import type {StatusReport} from '../../src/ops/status.js'
+import {checkThresholds} from '../../src/ops/thresholds.js'
+import {truncate} from '../../src/render/events.js'
+import {renderPrometheus} from '../../src/render/prometheus.js'
+import {UsageError} from '../../src/errors.js'
+
+const compiled = (sql: string, parameters: unknown[]) => ({sql, parameters, query: {} as never, queryId: {} as never})
+
+describe('fromCompiled', () => {
+  it('maps $n placeholders in order and leaves quoted text alone', () => {
+    const f = fromCompiled(compiled(`select to_char(x, 'HH24:MI:SS"$1?"') from "a$2" where a = $1 and b = $2`, ['x', 7]))
+    expect(DIALECTS.postgres.compile(f)).toEqual({text: `select to_char(x, 'HH24:MI:SS"$1?"') from "a$2" where a = $1 and b = $2`, params: ['x', 7]})
+  })
+  it('maps ? placeholders, skipping backquoted identifiers and strings', () => {
+    const f = fromCompiled(compiled("select `a?` from t where x = ? and y = '?' and z = ?", [1, 2]))
+    expect(DIALECTS.mysql.inline(f)).toBe("select `a?` from t where x = 1 and y = '?' and z = 2")
+  })
+})
+
+const report = (over: Partial<StatusReport> = {}): StatusReport => ({
+  at: '2026-01-01T00:00:00.000Z',
+  windowSeconds: 3600,
+  table: 'outbox_events',
+  pending: 10,
+  inFlight: 2,
+  expiredLeases: 1,
+  retrying: 1,
+  failed: 0,
+  published: 5,
+  oldestPendingAgeSeconds: 300,
+  oldestPendingId: 'x',
+  oldestPendingType: 'a',
+  latencySeconds: {p50: 1, p95: 2, p99: 30, max: 31},
+  throughputPerMinute: 0.083,
+  ...over,
+})
+
+describe('thresholds', () => {
+  it('breach only above the limit', () => {
+    expect(checkThresholds(report(), {maxPending: 10, maxAge: 300, maxFailed: 0, maxLatencyP99: 30})).toEqual([])
+    const breaches = checkThresholds(report({failed: 1}), {maxPending: 9, maxAge: 299, maxFailed: 0, maxLatencyP99: 29.9})
+    expect(breaches.map((b) => b.threshold)).toEqual(['max-pending', 'max-age', 'max-failed', 'max-latency-p99'])
+    expect(breaches[1].message).toBe('age 5m exceeds --max-age 4m 59s')
+  })
+  it('an empty outbox has no age or latency to breach', () => {
+    const empty = report({oldestPendingAgeSeconds: null, latencySeconds: {p50: null, p95: null, p99: null, max: null}})
+    expect(checkThresholds(empty, {maxAge: 0, maxLatencyP99: 0})).toEqual([])
+  })
+})
+
+describe('prometheus', () => {
+  it('escapes label values and emits HELP/TYPE once per metric', () => {
+    const text = renderPrometheus(report({byType: [{...report(), eventType: 'we"ird\\type\n'}]}))
+    expect(text).toContain('outbox_pending{table="outbox_events",event_type="we\\"ird\\\\type\\n"} 10')
+    expect(text.match(/# TYPE outbox_pending gauge/g)).toHaveLength(1)
+    expect(text.endsWith('\n')).toBe(true)
+  })
+  it('leaves out latency quantiles when nothing was published', () => {
+    const text = renderPrometheus(report({latencySeconds: {p50: null, p95: null, p99: null, max: null}}))
+    expect(text).not.toMatch(/^outbox_latency_seconds\{/m)
+  })
+})
+
+describe('replay selection', () => {
+  it('needs --since, --ids or --failed, and refuses contradictions', () => {
+    expect(() => checkSelection({})).toThrow(UsageError)
+    expect(() => checkSelection({failedOnly: true, fromArchive: true})).toThrow(/exclude each other/)
+    expect(() => checkSelection({ids: ['nope']})).toThrow(/not an event id/)
+    expect(() => checkSelection({failedOnly: true})).not.toThrow()
+  })
+})
+
+describe('truncate', () => {
+  it('keeps the first line and marks what was cut', () => {
+    expect(truncate('short')).toBe('short')
+    expect(truncate('first\n  at stack')).toBe('first …')
+    expect(truncate('x'.repeat(100), 10)).toBe('xxxxxxxxx…')
+    expect(truncate(null)).toBe('')
+  })
+})
