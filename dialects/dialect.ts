@@ -72,19 +72,6 @@ export interface InboxRow {
   aggregateVersion: number | null
 }
 
-/** Column list the relay reads for a claimed event. */
-export const EVENT_COLUMNS = [
-  'id',
-  'event_type',
-  'aggregate_type',
-  'aggregate_id',
-  'aggregate_version',
-  'payload',
-  'headers',
-  'created_at',
-  'attempts',
-] as const
-
 export interface Dialect {
   readonly name: DialectName
   /** longest identifier the database accepts */

@@ -5,7 +5,6 @@ import {postgres} from './postgres.js'
 import {sqlite} from './sqlite.js'
 
 export type * from './dialect.js'
-export {EVENT_COLUMNS} from './dialect.js'
 export {compile, inline, join, raw, sql, Raw, Sql, type Compiled} from './sql.js'
 
 export const DIALECTS: Record<DialectName, Dialect> = {postgres, mysql, sqlite}

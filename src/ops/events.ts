@@ -1,5 +1,6 @@
 // Reading whole events back (failed list, failed show, archive export): one row shape for all.
 import type {Dialect} from '../../dialects/index.js'
+import {eventIdentity} from '../event-row.js'
 
 export const ALL_COLUMNS = [
   'id',
@@ -41,11 +42,7 @@ export interface StoredEvent {
 export function toStoredEvent(dialect: Dialect, row: Record<string, unknown>): StoredEvent {
   const time = (v: unknown) => dialect.parseTime(v)?.toISOString() ?? null
   return {
-    id: String(row.id),
-    eventType: String(row.event_type),
-    aggregateType: row.aggregate_type == null ? null : String(row.aggregate_type),
-    aggregateId: String(row.aggregate_id),
-    aggregateVersion: row.aggregate_version == null ? null : Number(row.aggregate_version),
+    ...eventIdentity(row),
     payload: json(row.payload),
     headers: json(row.headers),
     createdAt: time(row.created_at) as string,

@@ -2,6 +2,7 @@
 // and the tests all go through here, so there is one copy of this SQL: dialects/.
 import type {ClaimOptions, ClaimPlan, Dialect, RetryInput, TableNames} from '../../dialects/index.js'
 import type {Db, Queryable, Row} from '../db/index.js'
+import {eventIdentity} from '../event-row.js'
 
 export interface ClaimedEvent {
   id: string
@@ -45,11 +46,7 @@ export async function claimOn(q: Queryable, dialect: Dialect, plan: ClaimPlan): 
 
 function toEvent(dialect: Dialect, row: Row): ClaimedEvent {
   return {
-    id: String(row.id),
-    eventType: String(row.event_type),
-    aggregateType: row.aggregate_type == null ? null : String(row.aggregate_type),
-    aggregateId: String(row.aggregate_id),
-    aggregateVersion: row.aggregate_version == null ? null : Number(row.aggregate_version),
+    ...eventIdentity(row),
     payload: typeof row.payload === 'string' ? row.payload : JSON.stringify(row.payload),
     headers: row.headers == null ? null : typeof row.headers === 'string' ? row.headers : JSON.stringify(row.headers),
     createdAt: dialect.parseTime(row.created_at) as Date,
