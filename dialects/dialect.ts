@@ -124,6 +124,8 @@ export interface Dialect {
   lockTimeout(ms: number): Sql | undefined
   /** the error a lock wait that gave up raises (PostgreSQL 55P03, MySQL/MariaDB 1205, SQLITE_BUSY) */
   isLockTimeout(error: unknown): boolean
+  /** the database chose this transaction as a deadlock victim (it rolled back; safe to rerun) */
+  isDeadlock(error: unknown): boolean
   /** the current transaction's isolation level as column `level` (MySQL/MariaDB: the variable's name differs); undefined on SQLite */
   isolationLevel(version: string): Sql | undefined
   /** the statement's plan (EXPLAIN / EXPLAIN QUERY PLAN) */

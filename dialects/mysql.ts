@@ -216,6 +216,7 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   // Whole seconds, at least 1: the variable takes no fractions.
   lockTimeout: (ms) => sql`SET SESSION innodb_lock_wait_timeout = ${raw(String(Math.max(1, Math.ceil(ms / 1000))))}`,
   isLockTimeout: (error) => (error as {errno?: number})?.errno === 1205,
+  isDeadlock: (error) => (error as {errno?: number})?.errno === 1213,
   // MySQL 8 removed tx_isolation; MariaDB 10.11 has only tx_isolation.
   isolationLevel: (version) => sql`SELECT ${raw(isMariaDb(version) ? '@@tx_isolation' : '@@transaction_isolation')} AS level`,
   explain: (statement) => sql`EXPLAIN ${statement}`,

@@ -196,6 +196,7 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
       : {ok: false, detail: `PostgreSQL ${version} has no FOR UPDATE SKIP LOCKED (needs 9.5+): relays would wait on each other's rows. Upgrade the server`},
   lockTimeout: (ms) => sql`SET LOCAL lock_timeout = ${raw(`'${positiveMs(ms)}ms'`)}`,
   isLockTimeout: (error) => (error as {code?: string})?.code === '55P03',
+  isDeadlock: (error) => (error as {code?: string})?.code === '40P01',
   isolationLevel: () => sql`SELECT current_setting('transaction_isolation') AS level`,
   explain: (statement) => sql`EXPLAIN ${statement}`,
   analyze: (names) => sql`ANALYZE ${raw(table(names, 'outbox'))}`,

@@ -22,8 +22,24 @@ export async function claimBatch(db: Db, names: TableNames, options: ClaimOption
   const plan = db.dialect.claim(names, options)
   // One statement runs in autocommit; lock-then-update needs its own transaction.
   // plan.session (READ COMMITTED) is applied once per connection by the MySQL driver.
-  if (plan.kind === 'update-returning') return claimOn(db, db.dialect, plan)
-  return db.transaction((tx) => claimOn(tx, db.dialect, plan))
+  if (plan.kind === 'update-returning') return onDeadlockRetry(db, () => claimOn(db, db.dialect, plan))
+  return onDeadlockRetry(db, () => db.transaction((tx) => claimOn(tx, db.dialect, plan)))
+}
+
+/**
+ * InnoDB may pick a claim or a mark as a deadlock victim when relays and producers race on
+ * the claim index (seen with 8 relays and producers at full speed). The victim was rolled
+ * back whole, so running it again is exactly right; only a repeated deadlock surfaces.
+ */
+async function onDeadlockRetry<T>(db: Db, fn: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn()
+    } catch (error) {
+      if (attempt >= attempts || !db.dialect.isDeadlock(error)) throw error
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt))
+    }
+  }
 }
 
 /**
@@ -57,15 +73,15 @@ function toEvent(dialect: Dialect, row: Row): ClaimedEvent {
 /** One UPDATE for a batch's successes; returns how many rows it marked. */
 export async function markPublished(db: Db, names: TableNames, ids: string[]): Promise<number> {
   if (ids.length === 0) return 0
-  return db.execute(db.dialect.markPublished(names, ids), {prepare: db.dialect.name !== 'mysql'})
+  return onDeadlockRetry(db, () => db.execute(db.dialect.markPublished(names, ids), {prepare: db.dialect.name !== 'mysql'}))
 }
 
 /** Releases with backoff, or fails the event once it reached maxAttempts. False when the lease was lost. */
 export async function retryEvent(db: Db, names: TableNames, input: RetryInput): Promise<boolean> {
-  return (await db.execute(db.dialect.retry(names, input), {prepare: true})) > 0
+  return (await onDeadlockRetry(db, () => db.execute(db.dialect.retry(names, input), {prepare: true}))) > 0
 }
 
 export async function releaseLeases(db: Db, names: TableNames, ids: string[], owner: string): Promise<number> {
   if (ids.length === 0) return 0
-  return db.execute(db.dialect.release(names, ids, owner))
+  return onDeadlockRetry(db, () => db.execute(db.dialect.release(names, ids, owner)))
 }

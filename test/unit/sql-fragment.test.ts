@@ -55,3 +55,13 @@ describe('identifier quoting', () => {
     expect(DIALECTS.postgres.table({schema: 's', outbox: 'o', inbox: 'i', archive: 'a'}, 'outbox')).toBe('"s"."o"')
   })
 })
+
+describe('deadlock victims are recognised per dialect (the relay reruns them)', () => {
+  it('MySQL 1213, PostgreSQL 40P01, never on SQLite; lock timeouts are not deadlocks', () => {
+    expect(DIALECTS.mysql.isDeadlock({errno: 1213})).toBe(true)
+    expect(DIALECTS.mysql.isDeadlock({errno: 1205})).toBe(false)
+    expect(DIALECTS.postgres.isDeadlock({code: '40P01'})).toBe(true)
+    expect(DIALECTS.postgres.isDeadlock({code: '55P03'})).toBe(false)
+    expect(DIALECTS.sqlite.isDeadlock({code: 'SQLITE_BUSY'})).toBe(false)
+  })
+})
