@@ -9,6 +9,7 @@ import {raw, sql} from '../../dialects/index.js'
 import type {Queryable} from '../db/index.js'
 import {UsageError} from '../errors.js'
 import type {NewEvent} from '../producer.js'
+import type {EventIdentity} from '../event-row.js'
 
 export interface ScenarioContext {
   dialect: Dialect
@@ -21,12 +22,7 @@ export interface ScenarioContext {
 }
 
 /** An event as the consumer receives it from the broker. */
-export interface DeliveredEvent {
-  id: string
-  eventType: string
-  aggregateType: string | null
-  aggregateId: string
-  aggregateVersion: number | null
+export interface DeliveredEvent extends EventIdentity {
   payload: unknown
 }
 

@@ -1,6 +1,6 @@
 // Reading whole events back (failed list, failed show, archive export): one row shape for all.
 import type {Dialect} from '../../dialects/index.js'
-import {eventIdentity} from '../event-row.js'
+import {eventIdentity, type EventIdentity} from '../event-row.js'
 
 export const ALL_COLUMNS = [
   'id',
@@ -21,12 +21,7 @@ export const ALL_COLUMNS = [
 
 export type EventState = 'pending' | 'in-flight' | 'retrying' | 'failed' | 'published' | 'archived'
 
-export interface StoredEvent {
-  id: string
-  eventType: string
-  aggregateType: string | null
-  aggregateId: string
-  aggregateVersion: number | null
+export interface StoredEvent extends EventIdentity {
   payload: unknown
   headers: unknown
   createdAt: string

@@ -2,14 +2,9 @@
 // and the tests all go through here, so there is one copy of this SQL: dialects/.
 import type {ClaimOptions, ClaimPlan, Dialect, RetryInput, TableNames} from '../../dialects/index.js'
 import type {Db, Queryable, Row} from '../db/index.js'
-import {eventIdentity} from '../event-row.js'
+import {eventIdentity, type EventIdentity} from '../event-row.js'
 
-export interface ClaimedEvent {
-  id: string
-  eventType: string
-  aggregateType: string | null
-  aggregateId: string
-  aggregateVersion: number | null
+export interface ClaimedEvent extends EventIdentity {
   /** the payload's JSON text, as stored: publishers forward it without re-serialising */
   payload: string
   headers: string | null
