@@ -55,8 +55,8 @@ the database clock. Without a terminal it needs --yes; --dry-run changes nothing
         question: (plan) => `${options.delete ? 'Delete' : 'Archive'} ${plan.archived} event(s)?`,
         progressVerb: options.delete ? 'deleted' : 'archived',
         // the cutoffs as planned, not re-evaluated against a later clock
-        run: (plan, onProgress) =>
-          archive(db, settings.tables, {...options, before: new Date(plan.before), publishedBefore: new Date(plan.publishedBefore), onProgress}),
+        run: (plan, onProgress, signal) =>
+          archive(db, settings.tables, {...options, before: new Date(plan.before), publishedBefore: new Date(plan.publishedBefore), onProgress, signal}),
       }),
     )
     if (!this.jsonEnabled()) process.stdout.write(await renderArchive(result))

@@ -68,14 +68,20 @@ The broken strategies (--strategy dual-write-*, --consumer naive) show what a fa
     const scenarios = flags.scenarios === 'none' ? [] : list<ScenarioKind>(flags.scenarios, SCENARIOS, 'scenarios')
     const runTimeoutMs = parseDuration(flags['run-timeout'], 'run-timeout')
     this.secretUrl = flags.url
-    const [{runChaos}, {renderChaosReport, chaosProgress}, {randomSeed}] = await Promise.all([
+    const [{runChaos, ChaosInterrupted}, {renderChaosReport, chaosProgress}, {randomSeed}] = await Promise.all([
       import('../src/chaos/runner.js'),
       import('../src/render/chaos.js'),
       import('../src/chaos/seed.js'),
     ])
     const json = this.jsonEnabled()
     const seed = flags.seed ?? randomSeed()
+    const {stopOnSignal, SIGNAL_EXIT} = await import('../src/cli/signals.js')
+    const stop = stopOnSignal({
+      first: (signal) => `chaos ${signal}: killing the workers and dropping the run's scratch tables (send it again to exit at once)`,
+      second: (signal) => `chaos ${signal} again: exiting now; scratch tables may be left (names start with chaos_)`,
+    })
     const report = await runChaos({
+      signal: stop.signal,
       seed,
       // the seed before the first run, so a run that is interrupted can still be repeated
       onStart: json ? undefined : () => process.stderr.write(`outbox chaos: seed ${seed} (repeat with --seed ${seed})\n`),
@@ -93,6 +99,12 @@ The broken strategies (--strategy dual-write-*, --consumer naive) show what a fa
       keep: flags.keep,
       onProgress: json ? undefined : chaosProgress(),
     })
+      .catch((error) => {
+        if (!(error instanceof ChaosInterrupted)) throw error
+        process.stderr.write(`outbox: ${error.message}, no verdict; scratch tables dropped. Repeat with --seed ${seed}\n`)
+        return this.exit(Number(process.exitCode ?? SIGNAL_EXIT[stop.received ?? 'SIGTERM']))
+      })
+      .finally(() => stop.dispose())
     if (flags.junit) {
       const {renderJunit} = await import('../src/render/junit.js')
       writeFileSync(flags.junit, renderJunit(report))

@@ -68,8 +68,8 @@ terminal it needs --yes; --dry-run prints the count and a sample and changes not
         question: (plan) => `Replay ${plan.replayed} event(s)?`,
         progressVerb: 'replayed',
         // the range as planned: a relative --since must not move between the count and the run
-        run: (plan, onProgress) =>
-          replay(db, settings.tables, {...selection, since: plan.since ?? undefined, until: plan.until ?? undefined, batch, onProgress}),
+        run: (plan, onProgress, signal) =>
+          replay(db, settings.tables, {...selection, since: plan.since ?? undefined, until: plan.until ?? undefined, batch, onProgress, signal}),
       }),
     )
     if (!this.jsonEnabled()) process.stdout.write(await renderReplay(result))

@@ -1,6 +1,5 @@
 // Faults the relay must survive on real servers: its connections killed mid-run, a skewed
 // process clock, and 8 relays racing producers. Figures are counts, never timings.
-import {randomBytes} from 'node:crypto'
 import {afterAll, beforeAll, describe, expect, it, vi} from 'vitest'
 import {raw, sql, type TableNames} from '../dialects/index.js'
 import {openDb, type Db} from '../src/db/index.js'
@@ -11,6 +10,7 @@ import {Relay} from '../src/relay/relay.js'
 import type {ClaimedEvent} from '../src/relay/claim.js'
 import {count, seedEvents} from './helpers/events.js'
 import {RecordingPublisher, sleep, until} from './helpers/publishers.js'
+import {dedicatedLogin} from './helpers/logins.js'
 import {dropTables, MYSQL_URL, PG_URL, targets, uniqueTables} from './helpers/targets.js'
 
 const matrix = await targets()
@@ -20,39 +20,6 @@ const servers = matrix.filter((t) => t.dialect !== 'sqlite')
 function countingLogger() {
   const errors: string[] = []
   return {errors, info() {}, warn() {}, error: (msg: string, fields?: object) => void errors.push(`${msg} ${JSON.stringify(fields ?? {})}`)}
-}
-
-/** A login of its own, so killing "the relay's connections" cannot touch other test files. */
-async function dedicatedLogin(admin: Db, baseUrl: string): Promise<{url: string; user: string; kill: () => Promise<number>; drop: () => Promise<void>}> {
-  const user = `relay_fault_${randomBytes(3).toString('hex')}`
-  const u = new URL(baseUrl)
-  if (admin.dialect.name === 'postgres') {
-    await admin.execute(sql`${raw(`CREATE ROLE ${user} LOGIN SUPERUSER`)}`)
-    u.username = user
-    return {
-      url: u.toString(),
-      user,
-      kill: async () => (await admin.query(sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = ${user}`)).length,
-      drop: async () => void (await admin.execute(sql`${raw(`DROP ROLE IF EXISTS ${user}`)}`)),
-    }
-  }
-  await admin.execute(sql`${raw(`CREATE USER '${user}'@'%' IDENTIFIED BY 'pw-${user}'`)}`)
-  await admin.execute(sql`${raw(`CREATE USER '${user}'@'localhost' IDENTIFIED BY 'pw-${user}'`)}`)
-  for (const host of ['%', 'localhost']) await admin.execute(sql`${raw(`GRANT ALL ON ${u.pathname.slice(1)}.* TO '${user}'@'${host}'`)}`)
-  u.username = user
-  u.password = `pw-${user}`
-  return {
-    url: u.toString(),
-    user,
-    kill: async () => {
-      const ids = await admin.query<{id: number}>(sql`SELECT id FROM information_schema.processlist WHERE user = ${user}`)
-      for (const {id} of ids) await admin.execute(sql`${raw(`KILL ${Number(id)}`)}`).catch(() => {})
-      return ids.length
-    },
-    drop: async () => {
-      for (const host of ['%', 'localhost']) await admin.execute(sql`${raw(`DROP USER IF EXISTS '${user}'@'${host}'`)}`)
-    },
-  }
 }
 
 for (const target of servers) {

@@ -19,7 +19,7 @@ import {usesRelay, type ConsumerMode, type Strategy} from './strategies.js'
 import {createRunTables, dropRunTables, runTables, tableRef, type RunTables} from './tables.js'
 import type {BrokerSpec} from './transport.js'
 import type {WorkerConfig} from './worker.js'
-import {classifyExit, WorkerProcess} from './workers.js'
+import {classifyExit, killWorkers, WorkerProcess} from './workers.js'
 
 export const SCENARIOS = ['broker-down', 'out-of-order', 'poison', 'concurrent-relays'] as const
 export type ScenarioKind = (typeof SCENARIOS)[number]
@@ -60,7 +60,25 @@ export interface ChaosOptions {
   onProgress?: (progress: ChaosProgress) => void
   /** called once the options are valid and the database answers, before the first run */
   onStart?: (seed: number) => void
+  /**
+   * abort to stop: the run in progress is abandoned, its workers killed and its scratch tables
+   * (and broker objects) dropped; runChaos then rejects with ChaosInterrupted
+   */
+  signal?: AbortSignal
 }
+
+/** runChaos was stopped through its signal; `done` runs had finished (no verdict for the rest). */
+export class ChaosInterrupted extends Error {
+  constructor(
+    readonly done: number,
+    readonly total: number,
+  ) {
+    super(`chaos interrupted after ${done} of ${total} run(s)`)
+  }
+}
+
+// cleanups of runs in progress, run on interruption (a run's own finally cannot be awaited then)
+const inFlight = new Set<() => Promise<void>>()
 
 export interface ChaosProgress {
   index: number
@@ -146,6 +164,8 @@ interface Settings {
   runTimeoutMs: number
   keep: boolean
   random: () => number
+  /** runChaos's signal: an abandoned run stops spawning workers and ends */
+  signal?: AbortSignal
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -210,20 +230,29 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     runTimeoutMs: options.runTimeoutMs ?? 30_000,
     keep: options.keep ?? false,
     random: rng(seed),
+    signal: options.signal,
   }
   const plans: Plan[] = []
   for (const step of steps) for (let i = 1; i <= iterations; i++) plans.push({case: step, kind: 'step', step, iteration: i})
   for (const s of scenarios) plans.push({case: s, kind: 'scenario', scenario: s, iteration: 1})
 
   const runs: RunResult[] = []
+  const interrupted = abortion(options.signal)
   try {
     for (const [index, plan] of plans.entries()) {
+      if (options.signal?.aborted) throw new ChaosInterrupted(runs.length, plans.length)
       options.onProgress?.({index, total: plans.length, case: plan.case, iteration: plan.iteration})
-      const run = await runOne(plan, settings)
+      const run = await Promise.race([runOne(plan, settings), interrupted.promise])
       runs.push(run)
       options.onProgress?.({index, total: plans.length, case: plan.case, iteration: plan.iteration, run})
     }
+  } catch (error) {
+    if (!options.signal?.aborted) throw error
+    killWorkers()
+    await Promise.all([...inFlight].map((cleanup) => cleanup().catch(() => {})))
+    throw new ChaosInterrupted(runs.length, plans.length)
   } finally {
+    interrupted.dispose()
     await db.close().catch(() => {})
     if (tempDir && !settings.keep) rmSync(tempDir, {recursive: true, force: true})
   }
@@ -246,6 +275,17 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     totals: {runs: runs.length, kills: runs.reduce((n, r) => n + r.kills.filter((k) => k.ok).length, 0), violations, notExercised},
     ms: Date.now() - started,
   }
+}
+
+/** A promise that rejects when `signal` aborts (never, without one). */
+function abortion(signal: AbortSignal | undefined): {promise: Promise<never>; dispose: () => void} {
+  let onAbort = () => {}
+  const promise = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new Error('aborted'))
+    signal?.addEventListener('abort', onAbort, {once: true})
+  })
+  promise.catch(() => {}) // rejected only while raced
+  return {promise, dispose: () => signal?.removeEventListener('abort', onAbort)}
 }
 
 function summarise(runs: RunResult[]): CaseSummary[] {
@@ -298,16 +338,23 @@ async function runOne(plan: Plan, s: Settings): Promise<RunResult> {
   const loopback = s.broker ? undefined : new LoopbackBroker({redeliverMs: 1500})
   const brokers = s.broker ? await import('./transport-brokers.js') : undefined
   const brokerSpec: BrokerSpec = s.broker ?? {kind: 'loopback', url: await loopback!.start()}
-  // scratch tables and broker objects go, whatever happens in the run
+  // scratch tables and broker objects go, whatever happens in the run (also on interruption)
+  let cleaned: Promise<void> | undefined
+  const cleanup = () =>
+    (cleaned ??= (async () => {
+      await loopback?.stop()
+      if (!s.keep) {
+        await brokers?.cleanupBroker(brokerSpec, prefix).catch(() => {})
+        await dropRunTables(s.db, t, s.scenario)
+      }
+    })())
+  inFlight.add(cleanup)
   try {
     await brokers?.prepareBroker(brokerSpec, prefix)
     return await drive({plan, s, t, ctx, prefix, ops, relayless, loopback, brokerSpec, started, base})
   } finally {
-    await loopback?.stop()
-    if (!s.keep) {
-      await brokers?.cleanupBroker(brokerSpec, prefix).catch(() => {})
-      await dropRunTables(s.db, t, s.scenario)
-    }
+    await cleanup()
+    inFlight.delete(cleanup)
   }
 }
 
@@ -375,6 +422,7 @@ async function drive({plan, s, t, ctx, prefix, ops, relayless, loopback, brokerS
   const workers = new Map<string, WorkerProcess>()
   /** armed: null restarts the worker without failpoints */
   const spawnWorker = (name: string, extra: Partial<WorkerConfig> = {}, armed: {step: Step; hit: number} | null | undefined = arming.get(name)) => {
+    if (s.signal?.aborted) return
     const role = name.replace(/#.*$/, '') as WorkerConfig['role']
     workers.set(name, new WorkerProcess(name, config(role, extra), armed ?? undefined))
   }
@@ -401,6 +449,7 @@ async function drive({plan, s, t, ctx, prefix, ops, relayless, loopback, brokerS
     let settledSince = 0
     while (!aborted) {
       await sleep(40)
+      if (s.signal?.aborted) throw new Error('chaos interrupted')
       for (const [name, w] of workers) {
         if (w.alive || (name === 'producer' && producerDone)) continue
         const exit = w.exit!

@@ -3,6 +3,8 @@
 // portable (same text on all three dialects); dialect SQL stays in dialects/.
 import {raw, sql, type Dialect, type TableNames} from '../../dialects/index.js'
 import type {Db, Queryable} from '../db/index.js'
+import {isMissingTable} from '../db/errors.js'
+import {UsageError} from '../errors.js'
 import {applyInit} from '../init.js'
 import type {Scenario, ScenarioContext} from './scenario.js'
 
@@ -26,7 +28,33 @@ export function runTables(prefix: string): RunTables {
 
 const q = (dialect: Dialect, name: string) => raw(dialect.quoteIdent(name))
 
+function allNames(t: RunTables, scenario: Scenario): string[] {
+  return [t.outbox.outbox, t.outbox.inbox, t.deliveries, t.effects, ...scenario.tables.map((n) => `${t.prefix}_${n}`)]
+}
+
+/**
+ * The harness only ever drops tables it created: if a table of a run's name is already there
+ * (a collision of the random suffix, or someone else's table), it refuses before touching anything.
+ */
+export async function assertScratchNamesFree(db: Db, t: RunTables, scenario: Scenario): Promise<void> {
+  for (const name of allNames(t, scenario)) {
+    let rows: number
+    try {
+      const [row] = await db.query<{n: unknown}>(sql`SELECT COUNT(*) AS n FROM ${q(db.dialect, name)}`)
+      rows = Number(row?.n ?? 0)
+    } catch (error) {
+      if (isMissingTable(error)) continue
+      throw error
+    }
+    throw new UsageError(
+      `chaos scratch table ${name} already exists${rows ? ` and holds ${rows} row(s)` : ''}; chaos creates and drops only tables it made, so it stopped before changing anything`,
+      'Drop that table if it is a leftover of an earlier chaos run (--keep), or point --url at a scratch database',
+    )
+  }
+}
+
 export async function createRunTables(db: Db, t: RunTables, scenario: Scenario, ctx: ScenarioContext): Promise<void> {
+  await assertScratchNamesFree(db, t, scenario)
   await applyInit(db, t.outbox, {inbox: true, archive: false})
   await db.execute(sql`CREATE TABLE IF NOT EXISTS ${q(db.dialect, t.deliveries)} (
   delivery_id VARCHAR(64) NOT NULL PRIMARY KEY, event_id VARCHAR(64) NOT NULL, aggregate_id VARCHAR(200),
@@ -37,8 +65,7 @@ export async function createRunTables(db: Db, t: RunTables, scenario: Scenario, 
 }
 
 export async function dropRunTables(db: Db, t: RunTables, scenario: Scenario): Promise<void> {
-  const names = [t.outbox.outbox, t.outbox.inbox, t.deliveries, t.effects, ...scenario.tables.map((n) => `${t.prefix}_${n}`)]
-  for (const name of names) await db.execute(sql`DROP TABLE IF EXISTS ${q(db.dialect, name)}`).catch(() => {})
+  for (const name of allNames(t, scenario)) await db.execute(sql`DROP TABLE IF EXISTS ${q(db.dialect, name)}`).catch(() => {})
 }
 
 export async function recordDelivery(db: Queryable, dialect: Dialect, t: RunTables, d: {deliveryId: string; eventId: string; aggregateId: string | null; version: number | null}): Promise<void> {

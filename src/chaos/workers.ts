@@ -21,19 +21,18 @@ function workerScript(): {script: string; execArgv: string[]} {
 }
 
 // Workers never outlive the harness: killed when it exits (also on --timeout's process.exit)
-// or is interrupted; a worker orphaned anyway (harness SIGKILLed) notices and exits itself.
+// or is interrupted (runChaos's signal calls killWorkers); a worker orphaned anyway (harness
+// SIGKILLed, or a library caller that handles no signal) notices and exits itself.
 const live = new Set<ChildProcess>()
 let guarded = false
 function guard(): void {
   if (guarded) return
   guarded = true
-  process.on('exit', () => live.forEach((c) => c.kill('SIGKILL')))
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    process.once(signal, () => {
-      live.forEach((c) => c.kill('SIGKILL'))
-      process.kill(process.pid, signal) // once() removed the handler: the default action now
-    })
-  }
+  process.on('exit', killWorkers)
+}
+
+export function killWorkers(): void {
+  live.forEach((c) => c.kill('SIGKILL'))
 }
 
 export class WorkerProcess {

@@ -5,6 +5,13 @@ import {redactSecrets} from '../config.js'
 import {EXIT, OutboxError} from '../errors.js'
 import {formatAge, parseDuration} from '../time.js'
 
+let timedOut = false
+
+/** True once --timeout has fired (it then emits SIGTERM so commands stop the way they would on a signal). */
+export function hasTimedOut(): boolean {
+  return timedOut
+}
+
 interface OclifError {
   oclif?: {exit?: number}
   code?: string
@@ -31,6 +38,7 @@ export abstract class OutboxCommand extends Command {
     const ms = this.timeoutMs()
     if (ms === undefined) return
     setTimeout(() => {
+      timedOut = true
       process.stderr.write(`outbox: timed out after ${formatAge(ms / 1000)}. Raise --timeout or check what the command was waiting for (locks, an unreachable server)\n`)
       process.exitCode = EXIT.usage
       // Commands that clean up on SIGTERM (verify drops its scratch table) get to do so, briefly.

@@ -9,6 +9,7 @@ import type {Progress} from '../ops/batches.js'
 import {UsageError} from '../errors.js'
 import {OutboxCommand} from './base.js'
 import {connectionFlags, tableFlags, tableNamesFrom} from './flags.js'
+import {SIGNAL_EXIT, stopOnSignal} from './signals.js'
 
 export const opsFlags = {...connectionFlags, ...tableFlags}
 
@@ -70,7 +71,7 @@ export abstract class OpsCommand extends OutboxCommand {
       announce: (plan: R) => string
       question: (plan: R) => string
       progressVerb: string
-      run: (plan: R, onProgress: (p: Progress) => void) => Promise<R>
+      run: (plan: R, onProgress: (p: Progress) => void, signal: AbortSignal) => Promise<R>
     },
   ): Promise<R> {
     const plan = await steps.plan()
@@ -80,9 +81,17 @@ export abstract class OpsCommand extends OutboxCommand {
     if (!(await this.confirm(flags, steps.question(plan)))) throw new UsageError('cancelled', 'Nothing changed')
     const {progressLine} = await import('../render/progress.js')
     const progress = progressLine(steps.progressVerb, n)
+    const stop = stopOnSignal({
+      first: (signal) => `${signal}: stopping after the batch in flight commits (send it again to abort that batch)`,
+      second: (signal) => `${signal} again: exiting now; the batch in flight rolls back`,
+    })
     try {
-      return await steps.run(plan, progress.update)
+      const result = await steps.run(plan, progress.update, stop.signal)
+      // not done: a script must not read this as success (--timeout has already set 2)
+      if (stop.received) process.exitCode ??= SIGNAL_EXIT[stop.received]
+      return result
     } finally {
+      stop.dispose()
       progress.done()
     }
   }

@@ -11,7 +11,16 @@ interface DriverError {
   sqlMessage?: string
 }
 
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ECONNRESET', 'ENETUNREACH'])
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH'])
+// the server went away or killed the session after it was reached (pg_terminate_backend = 57P01, KILL = 1927)
+const LOST = new Set(['ECONNRESET', 'EPIPE', 'PROTOCOL_CONNECTION_LOST', '57P01', '57P02', '57P03', 'ER_CONNECTION_KILLED', 'CR_SERVER_LOST', 'CR_SERVER_GONE_ERROR'])
+const LOST_ERRNO = new Set([1927, 2006, 2013])
+
+/** The query named a table that does not exist (PostgreSQL 42P01, MySQL 1146, SQLite "no such table"). */
+export function isMissingTable(error: unknown): boolean {
+  const e = (error ?? {}) as DriverError
+  return e.code === '42P01' || e.code === 'ER_NO_SUCH_TABLE' || e.errno === 1146 || /no such table/i.test(String(e.message ?? ''))
+}
 
 /** Maps a connect or query failure to an OutboxError; unknown errors keep their (redacted) text. */
 export function describeDbError(error: unknown, url: string, context?: {table?: string}): OutboxError {
@@ -23,13 +32,19 @@ export function describeDbError(error: unknown, url: string, context?: {table?: 
   if (UNREACHABLE.has(code) || /connect(ion)? (refused|timeout)|timeout expired|getaddrinfo/i.test(message)) {
     return new ConnectionError(`cannot reach the database at ${where} (${code || message})`, 'Check the host and port in --url and that the server is running')
   }
+  if (LOST.has(code) || LOST_ERRNO.has(Number(e.errno)) || /connection terminated|server closed the connection|connection lost|terminating connection/i.test(message)) {
+    return new ConnectionError(
+      `lost the connection to the database at ${where} (${code || message}); a transaction in flight was rolled back`,
+      'Check the server, then rerun: work already committed is kept',
+    )
+  }
   if (code === '28P01' || code === '28000' || code === 'ER_ACCESS_DENIED_ERROR' || e.errno === 1045) {
     return new ConnectionError(`the database refused the login for ${where}`, 'Check the user and password in --url')
   }
   if (code === '3D000' || code === 'ER_BAD_DB_ERROR' || e.errno === 1049) {
     return new ConnectionError(`database does not exist (${message})`, 'Create it or fix the database name in --url')
   }
-  if (code === '42P01' || code === 'ER_NO_SUCH_TABLE' || e.errno === 1146 || /no such table/i.test(message)) {
+  if (isMissingTable(error)) {
     const table = context?.table ? ` ${context.table}` : ''
     return new ConnectionError(`the outbox table${table} does not exist (${message})`, 'Create it with: outbox init --url URL --apply')
   }

@@ -44,6 +44,10 @@ export async function openPostgres(url: string, options: OpenOptions = {}): Prom
   // An idle client losing its connection (server restart, pg_terminate_backend) must not
   // crash the process; the next query gets a fresh connection.
   pool.on('error', () => {})
+  // A checked-out client whose connection dies emits 'error' as well as failing its query;
+  // with no listener that event would crash the process with a stack instead of the query's
+  // error reaching the caller as one line.
+  pool.on('connect', (client) => client.on('error', () => {}))
   const base = queryable(pool)
   let kysely: Awaited<ReturnType<Db['kysely']>> | undefined
   const db: Db = {

@@ -31,6 +31,8 @@ export interface ArchiveOptions {
   batch?: number
   dryRun?: boolean
   onProgress?: (p: Progress) => void
+  /** abort to stop after the batch in flight (its transaction commits); the result says interrupted */
+  signal?: AbortSignal
 }
 
 export interface ArchiveResult {
@@ -44,6 +46,8 @@ export interface ArchiveResult {
   archived: number
   byType: Record<string, number>
   batches: number
+  /** stopped early by `signal`: rows after the last committed batch were not touched */
+  interrupted: boolean
   file: string | null
   sample: SampleEvent[]
 }
@@ -74,6 +78,7 @@ function emptyResult(options: ArchiveOptions, before: Date, publishedBefore: Dat
     archived: 0,
     byType: {},
     batches: 0,
+    interrupted: false,
     file: options.toFile ?? null,
     sample: [],
   }
@@ -113,7 +118,7 @@ export async function archive(db: Db, names: TableNames, options: ArchiveOptions
     if (db.dialect.writableCte) {
       const progress = await forEachStatementBatch(
         ctx,
-        {size, onProgress: options.onProgress},
+        {size, onProgress: options.onProgress, signal: options.signal},
         (position) => moveStatement(ctx, where, position, size, Boolean(options.delete), columns),
         async (_tx, rows) => {
           await exportRows(rows)
@@ -122,9 +127,9 @@ export async function archive(db: Db, names: TableNames, options: ArchiveOptions
           return rows.length
         },
       )
-      return {...out, archived: progress.changed, batches: progress.batches}
+      return {...out, archived: progress.changed, batches: progress.batches, interrupted: Boolean(progress.interrupted)}
     }
-    const progress = await forEachBatch(ctx, names.outbox, where, {size, columns, onProgress: options.onProgress}, async (tx, rows) => {
+    const progress = await forEachBatch(ctx, names.outbox, where, {size, columns, onProgress: options.onProgress, signal: options.signal}, async (tx, rows) => {
       const ids = rows.map((row) => String(row.id))
       await exportRows(rows)
       if (!options.delete) {
@@ -143,6 +148,7 @@ export async function archive(db: Db, names: TableNames, options: ArchiveOptions
     })
     out.archived = progress.changed
     out.batches = progress.batches
+    out.interrupted = Boolean(progress.interrupted)
   } finally {
     await file?.close()
   }

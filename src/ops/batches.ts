@@ -13,6 +13,15 @@ export interface Progress {
   /** rows changed so far */
   changed: number
   batches: number
+  /** the loop stopped early because `signal` was aborted (the batch in flight was committed first) */
+  interrupted?: boolean
+}
+
+export interface BatchOptions {
+  size: number
+  onProgress?: (p: Progress) => void
+  /** checked between batches: once aborted, no new batch starts (SIGTERM, --timeout) */
+  signal?: AbortSignal
 }
 
 export type Where = (eb: ExpressionBuilder<any, any>) => Expression<SqlBool>[]
@@ -39,7 +48,7 @@ export async function forEachBatch(
   ctx: OpsContext,
   table: string,
   where: Where,
-  options: {size: number; columns?: SelectExpression<any, any>[]; onProgress?: (p: Progress) => void},
+  options: BatchOptions & {columns?: SelectExpression<any, any>[]},
   step: (tx: Queryable, rows: BatchRow[]) => Promise<number>,
 ): Promise<Progress> {
   const {db, k} = ctx
@@ -47,6 +56,7 @@ export async function forEachBatch(
   const cursorAt = sql.raw<string>(db.dialect.exactTime('created_at'))
   let cursor: Cursor | undefined
   for (;;) {
+    if (await stopRequested(options, progress)) break
     const position = after(cursor)
     let query = k
       .selectFrom(table)
@@ -71,6 +81,15 @@ export async function forEachBatch(
     if (batch.rows.length < options.size) break
   }
   return progress
+}
+
+async function stopRequested(options: BatchOptions, progress: Progress): Promise<boolean> {
+  // SQLite's driver is synchronous, so its batches resolve in microtasks and a signal (or the
+  // --timeout timer) would not be seen until the very end: give the event loop a turn first
+  await new Promise((resolve) => setImmediate(resolve))
+  if (!options.signal?.aborted) return false
+  progress.interrupted = true
+  return true
 }
 
 /** CASE expression: 1 when a relay holds a live lease on the row (database clock). */
@@ -99,13 +118,14 @@ type Compilable = Parameters<typeof run>[1]
  */
 export async function forEachStatementBatch(
   ctx: OpsContext,
-  options: {size: number; onProgress?: (p: Progress) => void},
+  options: BatchOptions,
   statement: (position: Where) => Compilable,
   afterRows: (tx: Queryable, rows: BatchRow[]) => Promise<number>,
 ): Promise<Progress> {
   const progress: Progress = {seen: 0, changed: 0, batches: 0}
   let cursor: Cursor | undefined
   for (;;) {
+    if (await stopRequested(options, progress)) break
     const query = statement(after(cursor))
     const batch = await ctx.db.transaction(async (tx) => {
       const rows = (await run(tx, query)) as BatchRow[]

@@ -30,6 +30,8 @@ export interface ReplayOptions extends ReplaySelection {
   batch?: number
   dryRun?: boolean
   onProgress?: (p: Progress) => void
+  /** abort to stop after the batch in flight (its transaction commits); the result says interrupted */
+  signal?: AbortSignal
 }
 
 export interface ReplayResult {
@@ -48,6 +50,10 @@ export interface ReplayResult {
   /** from the archive: the id is already in the outbox, so the archived copy stays */
   alreadyInOutbox: number
   batches: number
+  /** stopped early by `signal`: rows after the last committed batch were not touched */
+  interrupted: boolean
+  /** created_at (ms, rounded down) of the newest row the committed batches covered: `--since` for a rerun that continues */
+  doneThrough: string | null
   sample: SampleEvent[]
 }
 
@@ -107,6 +113,8 @@ function result(s: ReplaySelection, r: Resolved, dryRun: boolean): ReplayResult 
     skippedLeasedIds: [],
     alreadyInOutbox: 0,
     batches: 0,
+    interrupted: false,
+    doneThrough: null,
     sample: [],
   }
 }
@@ -150,6 +158,12 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
   const size = options.batch ?? 1000
   const columns = options.fromArchive ? ['created_at'] : ['created_at', leasedNow(ctx).as('leased')]
 
+  const reached = (rows: BatchRow[]) => {
+    for (const row of rows) {
+      const at = db.dialect.parseTime(row.created_at)?.toISOString() ?? null
+      if (at && (!out.doneThrough || at > out.doneThrough)) out.doneThrough = at
+    }
+  }
   // rows a live relay holds are counted and listed, never touched
   const skipLeased = (rows: BatchRow[]) => {
     const leased = rows.filter((row) => num(row.leased) === 1)
@@ -160,19 +174,20 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
   if (db.dialect.writableCte && !options.fromArchive) {
     const progress = await forEachStatementBatch(
       ctx,
-      {size, onProgress: options.onProgress},
+      {size, onProgress: options.onProgress, signal: options.signal},
       (position) => replayStatement(ctx, where, position, size),
       async (_tx, rows) => {
         out.matched += rows.length
         const free = skipLeased(rows)
         tally(out, ctx, free, SAMPLE)
+        reached(rows)
         return free.length
       },
     )
-    return {...out, replayed: progress.changed, batches: progress.batches}
+    return {...out, replayed: progress.changed, batches: progress.batches, interrupted: Boolean(progress.interrupted)}
   }
 
-  const progress = await forEachBatch(ctx, table, where, {size, columns, onProgress: options.onProgress}, async (tx, rows) => {
+  const progress = await forEachBatch(ctx, table, where, {size, columns, onProgress: options.onProgress, signal: options.signal}, async (tx, rows) => {
     out.matched += rows.length
     let free = rows
     if (options.fromArchive) {
@@ -180,7 +195,10 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
       free = rows.filter((row) => !present.has(String(row.id)))
       out.alreadyInOutbox += rows.length - free.length
     } else free = skipLeased(rows)
-    if (free.length === 0) return 0
+    if (free.length === 0) {
+      reached(rows)
+      return 0
+    }
     const ids = free.map((row) => String(row.id))
     let changed: number
     if (options.fromArchive) {
@@ -193,10 +211,12 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
       )
     }
     tally(out, ctx, free, SAMPLE)
+    reached(rows)
     return changed
   })
   out.replayed = progress.changed
   out.batches = progress.batches
+  out.interrupted = Boolean(progress.interrupted)
   return out
 }
 

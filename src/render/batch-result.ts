@@ -30,6 +30,10 @@ export async function renderReplay(r: ReplayResult): Promise<string> {
     const listed = r.skippedLeasedIds.join(', ') + (r.skippedLeasedIds.length < r.skippedLeased ? ', …' : '')
     lines.push(c.yellow(`skipped ${r.skippedLeased} leased by a live relay (replay them once the lease ends): ${listed}`))
   }
+  if (r.interrupted) {
+    const resume = r.doneThrough ? `; to continue, rerun with --since ${r.doneThrough} (rows at that instant are replayed again, same ids)` : ''
+    lines.push(c.yellow(`interrupted: stopped after batch ${r.batches}, which committed; later rows were not touched${resume}`))
+  }
   if (r.alreadyInOutbox) lines.push(c.yellow(`skipped ${r.alreadyInOutbox} already in the outbox table (left in the archive)`))
   if (r.dryRun) lines.push(...(await sample(r.sample)))
   return lines.join('\n') + '\n'
@@ -43,6 +47,7 @@ export async function renderArchive(r: ArchiveResult): Promise<string> {
     ? `dry run: would ${verb} ${r.archived} ${scope}; nothing changed`
     : `${r.mode === 'delete' ? 'deleted' : 'archived'} ${r.archived} ${scope}, in ${r.batches} batch(es)${r.file ? `; written to ${r.file}` : ''}`
   const lines = [r.dryRun ? c.cyan(head) : c.green(head), ...(await perType(r.byType))]
+  if (r.interrupted) lines.push(c.yellow(`interrupted: stopped after batch ${r.batches}, which committed; later rows were not touched; rerun the same command to continue`))
   if (r.dryRun) lines.push(...(await sample(r.sample)))
   return lines.join('\n') + '\n'
 }

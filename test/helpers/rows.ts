@@ -55,3 +55,15 @@ export async function snapshot(db: Db, names: TableNames): Promise<string> {
   }
   return JSON.stringify(out)
 }
+
+/** Every id of `all` is in exactly one of the outbox and archive tables; returns how many are archived. */
+export async function inExactlyOneTable(db: Db, names: TableNames, all: string[]): Promise<number> {
+  const outbox = await ids(db, names, 'outbox')
+  const archived = await ids(db, names, 'archive')
+  const inBoth = outbox.filter((i) => archived.includes(i))
+  if (inBoth.length) throw new Error(`in both tables: ${inBoth.slice(0, 5).join(', ')}`)
+  const union = [...outbox, ...archived].sort()
+  const want = [...all].sort()
+  if (JSON.stringify(union) !== JSON.stringify(want)) throw new Error(`the two tables hold ${union.length} ids, expected exactly the ${want.length} events`)
+  return archived.length
+}
