@@ -3,6 +3,7 @@
 // batch skipped are never scanned again.
 import {sql, type ExpressionBuilder, type Expression, type RawBuilder, type SelectExpression, type SqlBool} from 'kysely'
 import type {Queryable} from '../db/index.js'
+import {nextTurn} from '../event-loop.js'
 import {sampleOf, type SampleEvent} from './events.js'
 import type {Cursor, OpsContext} from './query.js'
 import {run} from './query.js'
@@ -84,9 +85,7 @@ export async function forEachBatch(
 }
 
 async function stopRequested(options: BatchOptions, progress: Progress): Promise<boolean> {
-  // SQLite's driver is synchronous, so its batches resolve in microtasks and a signal (or the
-  // --timeout timer) would not be seen until the very end: give the event loop a turn first
-  await new Promise((resolve) => setImmediate(resolve))
+  await nextTurn() // so a signal or --timeout is seen between SQLite batches too
   if (!options.signal?.aborted) return false
   progress.interrupted = true
   return true

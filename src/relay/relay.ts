@@ -13,6 +13,7 @@ import {claimBatch, markPublished, releaseLeases, retryEvent, type ClaimedEvent}
 import {RelayMetrics} from './metrics.js'
 import {defaultOwner} from './owner.js'
 import {Wakeup} from './wakeup.js'
+import {nextTurn} from '../event-loop.js'
 
 export interface RelayLogger {
   info(msg: string, fields?: object): void
@@ -131,6 +132,7 @@ export class Relay {
         const part = await this.cycle()
         if (part === undefined) return
         add(total, part)
+        await nextTurn() // SQLite: let SIGTERM and timers in between batches
       }
     }
     await Promise.all(Array.from({length: this.concurrency}, worker))
@@ -163,6 +165,7 @@ export class Relay {
           const part = await this.cycle()
           failures = 0
           if (part === undefined) await this.wakeup.sleep(this.pollMs)
+          else await nextTurn() // SQLite: let SIGTERM and timers in between batches
         } catch (error) {
           // Database or publisher down: log, back off (capped), and keep going. Leases of a
           // batch that could not be settled lapse, and the events are delivered again.
