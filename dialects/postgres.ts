@@ -206,8 +206,24 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   // EXTRACT returns numeric on PostgreSQL 14+, which pg hands back as a string.
   secondsBetween: (from, to) => `EXTRACT(EPOCH FROM (${to} - ${from}))::double precision`,
   // pg parses timestamptz into a millisecond Date; the cursor needs the microseconds.
-  exactTime: (column) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`,
+  exactTime: exactUtc,
   writableCte: true,
+  batchSummary: ({sample, listed}) => {
+    const exact = exactUtc
+    return `SELECT
+  (SELECT COUNT(*) FROM batch) AS seen,
+  (SELECT COUNT(*) FROM changed) AS changed,
+  (SELECT json_object_agg(event_type, n) FROM (SELECT event_type, COUNT(*) AS n FROM changed GROUP BY event_type) t) AS by_type,
+  (SELECT json_agg(json_build_object('id', id, 'event_type', event_type, 'created_at', ${exact('created_at')})) FROM (SELECT id, event_type, created_at FROM changed ORDER BY created_at, id LIMIT ${Number(sample)}) s) AS sample,
+  (SELECT json_agg(id) FROM (SELECT b.id FROM batch b WHERE NOT EXISTS (SELECT 1 FROM changed c WHERE c.id = b.id) ORDER BY b.created_at, b.id LIMIT ${Number(listed)}) s) AS skipped_ids,
+  last.cursor_at, last.id AS cursor_id
+FROM (SELECT 1) one LEFT JOIN (SELECT ${exact('created_at')} AS cursor_at, id FROM batch ORDER BY created_at DESC, id DESC LIMIT 1) last ON true`
+  },
+}
+
+/** a timestamptz as fixed-width ISO text in UTC with microseconds: sorts like the value, binds back equal */
+function exactUtc(column: string): string {
+  return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
 }
 
 function supportsSkipLocked(version: string): boolean {

@@ -11,9 +11,9 @@ import type {TableNames} from '../../dialects/index.js'
 import {failpoint} from '../chaos/failpoints.js'
 import type {Db} from '../db/index.js'
 import {UsageError} from '../errors.js'
-import {countBy, forEachBatch, forEachStatementBatch, tally, type BatchRow, type Progress, type Where} from './batches.js'
+import {BATCH_LAST, batchRead, countBy, forEachBatch, forEachStatementBatch, forEachSummarisedBatch, inBatch, tally, tallySummary, type BatchRow, type Progress, type Where} from './batches.js'
 import {ALL_COLUMNS, sampleOf, toStoredEvent, type SampleEvent} from './events.js'
-import {databaseNow, exec, num, opsContext, pointInTime, run, type OpsContext} from './query.js'
+import {compiled, databaseNow, exec, num, opsContext, pointInTime, run, type OpsContext} from './query.js'
 
 export const DEFAULT_MIN_PUBLISHED_AGE_MS = 24 * 3_600_000
 
@@ -115,6 +115,16 @@ export async function archive(db: Db, names: TableNames, options: ArchiveOptions
     await file.sync()
   }
   try {
+    if (db.dialect.batchSummary && !file) {
+      const progress = await forEachSummarisedBatch(
+        ctx,
+        {size, onProgress: options.onProgress, signal: options.signal, beforeCommit: () => failpoint('archive.mid-batch')},
+        // the sample is only gathered until it is full
+        (position) => summarisedMove(ctx, where, position, size, Boolean(options.delete), SAMPLE - out.sample.length),
+        (summary) => tallySummary(out, summary, SAMPLE),
+      )
+      return {...out, archived: progress.changed, batches: progress.batches, interrupted: Boolean(progress.interrupted)}
+    }
     if (db.dialect.writableCte) {
       const progress = await forEachStatementBatch(
         ctx,
@@ -183,6 +193,29 @@ async function openExport(path: string): Promise<FileHandle> {
     const code = (error as NodeJS.ErrnoException).code
     throw new UsageError(`cannot write --to-file ${path} (${code})`, 'Give a writable file path')
   }
+}
+
+/**
+ * PostgreSQL without an export file: the same move as moveStatement, summed up by the
+ * database into one row (Dialect.batchSummary) instead of returning every moved row.
+ */
+function summarisedMove(ctx: OpsContext, where: Where, position: Where, size: number, purge: boolean, sample: number) {
+  const {k, names, db} = ctx
+  const batch = batchRead(ctx, where, position, size)
+  const picked = (eb: any) => eb.and([...where(eb), ...position(eb), ...inBatch(eb)])
+  const summary = sql.raw(db.dialect.batchSummary!({sample, listed: 0}))
+  if (purge) {
+    const changed = k.deleteFrom(names.outbox).where(picked).returning(['id', 'event_type', 'created_at'])
+    return compiled(k, sql`WITH batch AS MATERIALIZED (${batch}), ${BATCH_LAST}, changed AS (${changed}) ${summary}`)
+  }
+  const moved = k.deleteFrom(names.outbox).where(picked).returning([...ALL_COLUMNS])
+  const changed = k
+    .insertInto(names.archive)
+    .columns([...ALL_COLUMNS, 'archived_at'])
+    // raw: `moved` is declared in the raw WITH, where a --schema prefix must not reach it
+    .expression(sql`SELECT ${sql.raw(ALL_COLUMNS.join(', '))}, ${sql.raw(db.dialect.now)} FROM moved`)
+    .returning(['id', 'event_type', 'created_at'])
+  return compiled(k, sql`WITH batch AS MATERIALIZED (${batch}), ${BATCH_LAST}, moved AS (${moved}), changed AS (${changed}) ${summary}`)
 }
 
 /**

@@ -6,7 +6,7 @@ import type {Queryable} from '../db/index.js'
 import {nextTurn} from '../event-loop.js'
 import {sampleOf, type SampleEvent} from './events.js'
 import type {Cursor, OpsContext} from './query.js'
-import {run} from './query.js'
+import {num, run} from './query.js'
 
 export interface Progress {
   /** rows examined so far */
@@ -141,6 +141,96 @@ export async function forEachStatementBatch(
     if (batch.rows.length < options.size) break
   }
   return progress
+}
+
+/**
+ * For one-statement batches: CTE `batch_last` (the last row of CTE `batch`) and the predicate
+ * "at or before it". A statement that changes `position AND selection AND inBatch()` touches the
+ * batch's rows through a created_at index range, where `id = ANY(ids)` paid one primary-key
+ * descent per row; within one statement both see the same snapshot, so they are the same rows.
+ */
+/** CTE `batch` of a one-statement batch: the next `size` rows of the selection after the cursor. */
+export function batchRead(ctx: OpsContext, where: Where, position: Where, size: number) {
+  return ctx.k
+    .selectFrom(ctx.names.outbox)
+    .select(['id', 'event_type', 'created_at'])
+    .where((eb) => eb.and([...where(eb), ...position(eb)]))
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(size)
+}
+
+export const BATCH_LAST = sql`batch_last AS (SELECT created_at, id FROM batch ORDER BY created_at DESC, id DESC LIMIT 1)`
+export const inBatch: Where = () => [
+  sql<SqlBool>`created_at <= (SELECT created_at FROM batch_last)`,
+  sql<SqlBool>`(created_at < (SELECT created_at FROM batch_last) OR id <= (SELECT id FROM batch_last))`,
+]
+
+export interface BatchSummary {
+  /** rows the batch read */
+  seen: number
+  /** rows it changed */
+  changed: number
+  byType: Record<string, number>
+  /** the first changed rows (at most the sample size asked for) */
+  sample: SampleEvent[]
+  /** rows read but not changed (leased, or changed meanwhile), at most the number asked for */
+  skippedIds: string[]
+  /** the batch's last (created_at, id) */
+  cursor?: Cursor
+}
+
+/**
+ * The one-statement batch summed up by the database (PostgreSQL, Dialect.batchSummary): each
+ * statement reads the next batch after the cursor, changes it and returns one row, so a batch
+ * of thousands of events costs one small row on the wire instead of one row per event.
+ * `beforeCommit` runs inside the batch's transaction after the statement (a failpoint).
+ */
+export async function forEachSummarisedBatch(
+  ctx: OpsContext,
+  options: BatchOptions & {beforeCommit?: () => void},
+  statement: (position: Where) => Compilable,
+  onBatch: (summary: BatchSummary) => void,
+): Promise<Progress> {
+  const progress: Progress = {seen: 0, changed: 0, batches: 0}
+  let cursor: Cursor | undefined
+  for (;;) {
+    if (await stopRequested(options, progress)) break
+    const query = statement(after(cursor))
+    const summary = await ctx.db.transaction(async (tx) => {
+      const [row] = await run(tx, query)
+      options.beforeCommit?.()
+      return readSummary(row ?? {})
+    })
+    if (summary.seen === 0) break
+    progress.seen += summary.seen
+    progress.changed += summary.changed
+    progress.batches++
+    onBatch(summary)
+    cursor = summary.cursor
+    options.onProgress?.({...progress})
+    if (summary.seen < options.size || !cursor) break
+  }
+  return progress
+}
+
+function readSummary(row: Record<string, unknown>): BatchSummary {
+  const json = <T>(value: unknown, empty: T): T => (value == null ? empty : typeof value === 'string' ? JSON.parse(value) : (value as T))
+  const sample = json<{id: string; event_type: string; created_at: string}[]>(row.sample, [])
+  return {
+    seen: num(row.seen),
+    changed: num(row.changed),
+    byType: json<Record<string, number>>(row.by_type, {}),
+    sample: sample.map((r) => ({id: String(r.id), eventType: String(r.event_type), createdAt: new Date(r.created_at).toISOString()})),
+    skippedIds: json<string[]>(row.skipped_ids, []).map(String),
+    cursor: row.cursor_id == null ? undefined : {at: String(row.cursor_at), id: String(row.cursor_id)},
+  }
+}
+
+/** Adds a batch summary to a result's per-type counts and its sample. */
+export function tallySummary(out: {byType: Record<string, number>; sample: SampleEvent[]}, summary: BatchSummary, sampleSize = 10): void {
+  for (const [type, n] of Object.entries(summary.byType)) countBy(out.byType, type, n)
+  for (const row of summary.sample) if (out.sample.length < sampleSize) out.sample.push(row)
 }
 
 // exactTime() text is fixed-width ISO on PostgreSQL, so it sorts like the timestamp

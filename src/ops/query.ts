@@ -1,6 +1,6 @@
 // Kysely builds the portable ops queries; they run through our Db (its transactions, the
 // SQLite mutex and BEGIN IMMEDIATE) as Sql fragments, so there is one execution path.
-import type {CompiledQuery, Kysely} from 'kysely'
+import type {CompiledQuery, Kysely, RawBuilder} from 'kysely'
 import {Sql, type TableNames} from '../../dialects/index.js'
 import type {Db, Queryable, Row} from '../db/index.js'
 
@@ -46,6 +46,11 @@ export function fromCompiled(compiled: CompiledQuery): Sql {
 }
 
 type Compilable = {compile(): CompiledQuery}
+
+/** A raw `sql` statement (queries embedded in it compile as subqueries) made runnable like a query builder. */
+export function compiled(k: Kysely<any>, statement: RawBuilder<unknown>): Compilable {
+  return {compile: () => statement.compile(k)}
+}
 
 export function run<R = Row>(target: Queryable, query: Compilable): Promise<R[]> {
   return target.query<R>(fromCompiled(query.compile()))

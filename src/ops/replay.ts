@@ -7,9 +7,9 @@ import type {TableNames} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
 import {UsageError} from '../errors.js'
 import {isUuid} from '../uuid.js'
-import {countBy, forEachBatch, forEachStatementBatch, leasedNow, tally, type BatchRow, type Progress, type Where} from './batches.js'
+import {BATCH_LAST, batchRead, countBy, forEachBatch, forEachSummarisedBatch, inBatch, leasedNow, tally, tallySummary, type BatchRow, type Progress, type Where} from './batches.js'
 import {sampleOf, type SampleEvent} from './events.js'
-import {databaseNow, exec, num, opsContext, pointInTime, run, type OpsContext} from './query.js'
+import {compiled, databaseNow, exec, num, opsContext, pointInTime, run, type OpsContext} from './query.js'
 
 export interface ReplaySelection {
   /** created_at at or after (inclusive); required unless ids or failedOnly */
@@ -171,17 +171,18 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
     for (const row of leased) if (out.skippedLeasedIds.length < LISTED_IDS) out.skippedLeasedIds.push(String(row.id))
     return rows.filter((row) => num(row.leased) !== 1)
   }
-  if (db.dialect.writableCte && !options.fromArchive) {
-    const progress = await forEachStatementBatch(
+  if (db.dialect.batchSummary && !options.fromArchive) {
+    const progress = await forEachSummarisedBatch(
       ctx,
       {size, onProgress: options.onProgress, signal: options.signal},
-      (position) => replayStatement(ctx, where, position, size),
-      async (_tx, rows) => {
-        out.matched += rows.length
-        const free = skipLeased(rows)
-        tally(out, ctx, free, SAMPLE)
-        reached(rows)
-        return free.length
+      // sample and listed ids are only gathered until they are full
+      (position) => summarisedReplay(ctx, where, position, size, {sample: SAMPLE - out.sample.length, listed: LISTED_IDS - out.skippedLeasedIds.length}),
+      (summary) => {
+        out.matched += summary.seen
+        out.skippedLeased += summary.seen - summary.changed
+        for (const id of summary.skippedIds) if (out.skippedLeasedIds.length < LISTED_IDS) out.skippedLeasedIds.push(id)
+        tallySummary(out, summary, SAMPLE)
+        if (summary.cursor) out.doneThrough = new Date(summary.cursor.at).toISOString()
       },
     )
     return {...out, replayed: progress.changed, batches: progress.batches, interrupted: Boolean(progress.interrupted)}
@@ -221,31 +222,17 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
 }
 
 /**
- * PostgreSQL: one statement per batch. The UPDATE itself re-checks the lease on the current
- * row version, so a row a relay leased after the batch was read is skipped, not replayed;
- * every row of the batch comes back, with leased = 1 for those left alone.
+ * PostgreSQL: replayStatement's batch summed up by the database into one row
+ * (Dialect.batchSummary); rows read but not changed are the leased ones.
  */
-function replayStatement(ctx: OpsContext, where: Where, position: Where, size: number) {
+function summarisedReplay(ctx: OpsContext, where: Where, position: Where, size: number, wanted: {sample: number; listed: number}) {
   const {k, names, db} = ctx
-  const cursorAt = sql.raw<string>(db.dialect.exactTime('created_at'))
-  return k
-    .with((cte) => cte('batch').materialized(), (qb) =>
-      qb
-        .selectFrom(names.outbox)
-        .select(['id', 'event_type', 'created_at', cursorAt.as('cursor_at')])
-        .where((eb) => eb.and([...where(eb), ...position(eb)]))
-        .orderBy('created_at')
-        .orderBy('id')
-        .limit(size),
-    )
-    .with('done', (qb) =>
-      qb
-        .updateTable(names.outbox)
-        .set(DELIVERABLE)
-        .where((eb) => eb.and([sql<SqlBool>`id = ANY(ARRAY(SELECT id FROM batch))`, sql<SqlBool>`NOT (${leasedNow(ctx)} = 1)`]))
-        .returning('id'),
-    )
-    .selectFrom('batch as b')
-    .leftJoin('done as d', 'd.id', 'b.id')
-    .select(['b.id', 'b.event_type', 'b.created_at', 'b.cursor_at', sql<number>`CASE WHEN d.id IS NULL THEN 1 ELSE 0 END`.as('leased')])
+  const batch = batchRead(ctx, where, position, size)
+  const changed = k
+    .updateTable(names.outbox)
+    .set(DELIVERABLE)
+    .where((eb) => eb.and([...where(eb), ...position(eb), ...inBatch(eb), sql<SqlBool>`NOT (${leasedNow(ctx)} = 1)`]))
+    .returning(['id', 'event_type', 'created_at'])
+  const summary = sql.raw(db.dialect.batchSummary!(wanted))
+  return compiled(k, sql`WITH batch AS MATERIALIZED (${batch}), ${BATCH_LAST}, changed AS (${changed}) ${summary}`)
 }
