@@ -236,6 +236,32 @@ function serverGoesAway(target: Target, fixture: () => Fixture) {
       }
     })
 
+    it('no connection slot left (the login\'s connection limit is used up): exit 2 with one line naming it', async () => {
+      const f = fixture()
+      const login = await dedicatedLogin(f.db, target.url, 'slots')
+      const user = login.user
+      await f.db.execute(
+        target.dialect === 'postgres'
+          ? sql`${raw(`ALTER ROLE ${user} NOSUPERUSER CONNECTION LIMIT 1`)}` // superusers are exempt from the limit
+          : sql`${raw(`ALTER USER '${user}'@'%' WITH MAX_USER_CONNECTIONS 1`)}`,
+      )
+      if (target.dialect === 'mysql') await f.db.execute(sql`${raw(`ALTER USER '${user}'@'localhost' WITH MAX_USER_CONNECTIONS 1`)}`)
+      else for (const which of ['outbox', 'archive'] as const) await f.db.execute(sql`${raw(`GRANT ALL ON ${f.db.dialect.table(f.names, which)} TO ${user}`)}`)
+      const holder = await openDb(login.url, {poolSize: 1})
+      try {
+        for (const args of [['status', '--url', login.url, '--table', f.names.outbox], f.archiveArgs(login.url)]) {
+          const result = cli(args)
+          expect(result.status, result.stderr).toBe(2)
+          expect(result.stderr.trim().split('\n'), result.stderr).toHaveLength(1)
+          expect(result.stderr).toMatch(/^outbox: the database refused a new connection: no connection slot left/)
+          expect(result.stderr).not.toContain(new URL(login.url).password || '\u0000')
+        }
+      } finally {
+        await holder.close()
+        await login.drop()
+      }
+    })
+
     it('status waiting on a lock when an operator kills its session: exit 2 with one line', async () => {
       const f = fixture()
       const login = await dedicatedLogin(f.db, target.url, 'status_kill')

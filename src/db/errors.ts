@@ -38,6 +38,13 @@ export function describeDbError(error: unknown, url: string, context?: {table?: 
       'Check the server, then rerun: work already committed is kept',
     )
   }
+  // PostgreSQL 53300; MySQL/MariaDB 1040 (server), 1203 / 1226 (the user's own limit)
+  if (code === '53300' || [1040, 1203, 1226].includes(Number(e.errno)) || /too many connections/i.test(message)) {
+    return new ConnectionError(
+      `the database refused a new connection: no connection slot left (${message})`,
+      'Close idle sessions or raise the limit (max_connections, the role\'s CONNECTION LIMIT, MAX_USER_CONNECTIONS)',
+    )
+  }
   if (code === '28P01' || code === '28000' || code === 'ER_ACCESS_DENIED_ERROR' || e.errno === 1045) {
     return new ConnectionError(`the database refused the login for ${where}`, 'Check the user and password in --url')
   }

@@ -25,7 +25,10 @@ export async function dedicatedLogin(admin: Db, baseUrl: string, prefix = 'relay
       user,
       kill: async () => (await admin.query(sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = ${user}`)).length,
       blocked: async () => (await admin.query(sql`SELECT pid FROM pg_stat_activity WHERE usename = ${user} AND wait_event_type = 'Lock'`)).length,
-      drop: async () => void (await admin.execute(sql`${raw(`DROP ROLE IF EXISTS ${user}`)}`)),
+      drop: async () => {
+        await admin.execute(sql`${raw(`DROP OWNED BY ${user}`)}`).catch(() => {}) // grants a test gave it
+        await admin.execute(sql`${raw(`DROP ROLE IF EXISTS ${user}`)}`)
+      },
     }
   }
   await admin.execute(sql`${raw(`CREATE USER '${user}'@'%' IDENTIFIED BY 'pw-${user}'`)}`)
