@@ -15,21 +15,24 @@ const root = new URL('../..', import.meta.url).pathname
 const names = (tag) => ({outbox: `bench_ops_${tag}`, inbox: `bench_ops_${tag}_in`, archive: `bench_ops_${tag}_ar`})
 
 // ---- bulk loading (INSERT ... SELECT from a series, never row by row) ----
-// History: published 1 s after creation, created 3+ days ago, 10 ms apart, ids ordered.
+// History: published 1 s after creation, created 3+ days ago, 10 ms apart. Row i is i * 10 ms
+// older than row 1, and rows are laid down the way the producer writes them: ids time-ordered
+// like its UUIDv7 (ID_TOP - i, so they ascend with created_at) and inserted oldest first.
+const ID_TOP = 0xffffffffff
 // Backlog: 1000 pending (200 in flight, 100 lapsed leases, 100 retrying), 50 failed, 1000
 // published over the last 30 minutes.
 const HISTORY = {
   postgres: (t, from, to) => sql`INSERT INTO ${raw(t)} (id, event_type, aggregate_id, payload, created_at, published_at, attempts)
-SELECT ('00000000-0000-7000-8000-' || lpad(to_hex(i), 12, '0'))::uuid, 'type' || (i % 4), 'agg-' || (i % 1000), '{"n":1}'::jsonb,
+SELECT ('00000000-0000-7000-8000-' || lpad(to_hex(${raw(String(ID_TOP))} - i), 12, '0'))::uuid, 'type' || (i % 4), 'agg-' || (i % 1000), '{"n":1}'::jsonb,
   now() - interval '3 days' - i * interval '10 milliseconds', now() - interval '3 days' - i * interval '10 milliseconds' + interval '1 second', 1
-FROM generate_series(${raw(String(from))}, ${raw(String(to))}) i`,
+FROM generate_series(${raw(String(to))}, ${raw(String(from))}, -1) i`,
   mysql: (t, from, to) => sql`INSERT INTO ${raw(t)} (id, event_type, aggregate_id, payload, created_at, published_at, attempts)
-SELECT CONCAT('00000000-0000-7000-8000-', LPAD(LOWER(HEX(seq)), 12, '0')), CONCAT('type', seq % 4), CONCAT('agg-', seq % 1000), '{"n":1}',
+SELECT CONCAT('00000000-0000-7000-8000-', LPAD(LOWER(HEX(${raw(String(ID_TOP))} - seq)), 12, '0')), CONCAT('type', seq % 4), CONCAT('agg-', seq % 1000), '{"n":1}',
   UTC_TIMESTAMP(6) - INTERVAL 3 DAY - INTERVAL seq * 10000 MICROSECOND, UTC_TIMESTAMP(6) - INTERVAL 3 DAY - INTERVAL seq * 10000 MICROSECOND + INTERVAL 1 SECOND, 1
-FROM seq_${raw(String(from))}_to_${raw(String(to))}`,
-  sqlite: (t, from, to) => sql`WITH RECURSIVE s(i) AS (SELECT ${raw(String(from))} UNION ALL SELECT i + 1 FROM s WHERE i < ${raw(String(to))})
+FROM seq_${raw(String(to))}_to_${raw(String(from))}`,
+  sqlite: (t, from, to) => sql`WITH RECURSIVE s(i) AS (SELECT ${raw(String(to))} UNION ALL SELECT i - 1 FROM s WHERE i > ${raw(String(from))})
 INSERT INTO ${raw(t)} (id, event_type, aggregate_id, payload, created_at, published_at, attempts)
-SELECT printf('00000000-0000-7000-8000-%012x', i), 'type' || (i % 4), 'agg-' || (i % 1000), '{"n":1}',
+SELECT printf('00000000-0000-7000-8000-%012x', ${raw(String(ID_TOP))} - i), 'type' || (i % 4), 'agg-' || (i % 1000), '{"n":1}',
   strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-3 days', printf('-%.3f seconds', i * 0.01)),
   strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-3 days', printf('%+.3f seconds', 1 - i * 0.01)), 1 FROM s`,
 }
@@ -137,7 +140,7 @@ function bulkReplay(db, n, sinceParam) {
   )
 }
 
-async function throughput(url, size, runs, batch, log) {
+export async function throughput(url, size, runs, batch, log) {
   const db = await openDb(url)
   const n = names(`tp_${randomBytes(2).toString('hex')}`)
   const out = {dialect: db.dialect.name, rows: size, batch, archive: {batched: [], bulk: [], maxBatchMs: [], rssMb: []}, replay: {batched: [], bulk: [], maxBatchMs: [], rssMb: []}, bulkTxMs: {archive: [], replay: []}}
@@ -182,7 +185,7 @@ async function throughput(url, size, runs, batch, log) {
   return out
 }
 
-async function sqliteUrl() {
+export async function sqliteUrl() {
   const {mkdtempSync} = await import('node:fs')
   const {tmpdir} = await import('node:os')
   return `sqlite:${mkdtempSync(`${tmpdir()}/outbox-bench-`)}/ops.db`
