@@ -149,13 +149,27 @@ export interface Dialect {
    */
   readonly writableCte: boolean
   /**
-   * With writableCte: the closing SELECT of a one-statement batch, one row summing up CTE
-   * `batch` (the rows read: id, event_type, created_at) and CTE `changed` (the rows changed,
-   * same columns): seen, changed, by_type (JSON object), sample (JSON array of the first
-   * `sample` changed rows), skipped_ids (JSON array, at most `listed`, of rows read but not
-   * changed), cursor_at (exactTime) and cursor_id of the batch's last row. A batch comes back
-   * to the client as one small row instead of one row per event, which is what made batched
-   * archive and replay several times slower than one bulk statement.
+   * The closing SELECT of a summarised batch, one row summing up CTE `batch` (the rows read:
+   * id, event_type, created_at) and CTE `changed` (the rows changed, or with no writable CTEs
+   * the rows about to be changed, same columns): seen, changed, by_type (JSON object), sample
+   * (JSON array of the first `sample` changed rows), skipped_ids (JSON array, at most
+   * `listed`, of rows read but not changed), cursor_at (exactTime) and cursor_id of the
+   * batch's last row. A batch comes back to the client as one small row instead of one row
+   * per event, which is what made batched archive and replay several times slower than one
+   * bulk statement. With writableCte the statement changes the rows itself; without, the
+   * summary is read first and the change follows over the batch's (created_at, id) range in
+   * the same transaction, which only a single-writer database (SQLite) makes exact.
    */
   batchSummary?(options: {sample: number; listed: number}): string
+  /**
+   * Archive and replay batches commit without waiting for the disk, and one commit that waits,
+   * after the last batch, makes all of them durable at once: `relax` runs first in each batch's
+   * transaction, `flush` once after the loop (PostgreSQL: SET LOCAL synchronous_commit = off;
+   * a commit that has a transaction id flushes the WAL through every earlier commit). A server
+   * crash before the flush loses whole batches only, never part of one: archived rows are
+   * then still in the outbox, replayed ones still as they were, and a rerun does them again.
+   * Absent where the server has no per-transaction switch (MariaDB/MySQL: the flush policy
+   * is global) or none is needed (SQLite in WAL mode with synchronous=NORMAL).
+   */
+  readonly relaxedBatchCommit?: {relax: Sql; flush: Sql}
 }

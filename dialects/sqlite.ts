@@ -197,4 +197,15 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   // stored as ISO-8601 text already: exact as it is
   exactTime: (column) => column,
   writableCte: false,
+  // read before the change (no writable CTEs); skipped rows are rare, so they are only looked
+  // for when the counts differ (CASE evaluates lazily; NOT IN builds a transient index)
+  batchSummary: ({sample, listed}) => `SELECT
+  (SELECT COUNT(*) FROM batch) AS seen,
+  (SELECT COUNT(*) FROM changed) AS changed,
+  (SELECT json_group_object(event_type, n) FROM (SELECT event_type, COUNT(*) AS n FROM changed GROUP BY event_type)) AS by_type,
+  (SELECT json_group_array(json_object('id', id, 'event_type', event_type, 'created_at', created_at)) FROM (SELECT id, event_type, created_at FROM changed ORDER BY created_at, id LIMIT ${Number(sample)})) AS sample,
+  CASE WHEN (SELECT COUNT(*) FROM batch) = (SELECT COUNT(*) FROM changed) THEN '[]'
+    ELSE (SELECT json_group_array(id) FROM (SELECT id FROM batch WHERE id NOT IN (SELECT id FROM changed) ORDER BY created_at, id LIMIT ${Number(listed)})) END AS skipped_ids,
+  last.cursor_at, last.id AS cursor_id
+FROM (SELECT 1) one LEFT JOIN (SELECT created_at AS cursor_at, id FROM batch ORDER BY created_at DESC, id DESC LIMIT 1) last ON true`,
 }

@@ -9,9 +9,9 @@ import {open, type FileHandle} from 'node:fs/promises'
 import {sql, type SqlBool} from 'kysely'
 import type {TableNames} from '../../dialects/index.js'
 import {failpoint} from '../chaos/failpoints.js'
-import type {Db} from '../db/index.js'
+import type {Db, Queryable} from '../db/index.js'
 import {UsageError} from '../errors.js'
-import {BATCH_LAST, batchRead, countBy, forEachBatch, forEachStatementBatch, forEachSummarisedBatch, inBatch, tally, tallySummary, type BatchRow, type Progress, type Where} from './batches.js'
+import {BATCH_LAST, batchRead, countBy, forEachBatch, forEachStatementBatch, forEachSummarisedBatch, inBatch, summaryRead, tally, tallySummary, type BatchRow, type Progress, type Where} from './batches.js'
 import {ALL_COLUMNS, sampleOf, toStoredEvent, type SampleEvent} from './events.js'
 import {compiled, databaseNow, exec, num, opsContext, pointInTime, run, type OpsContext} from './query.js'
 
@@ -116,11 +116,22 @@ export async function archive(db: Db, names: TableNames, options: ArchiveOptions
   }
   try {
     if (db.dialect.batchSummary && !file) {
+      const purge = Boolean(options.delete)
+      const oneStatement = db.dialect.writableCte
       const progress = await forEachSummarisedBatch(
         ctx,
-        {size, onProgress: options.onProgress, signal: options.signal, beforeCommit: () => failpoint('archive.mid-batch')},
+        {
+          size,
+          onProgress: options.onProgress,
+          signal: options.signal,
+          beforeCommit: () => failpoint('archive.mid-batch'),
+          change: oneStatement ? undefined : (tx, range) => moveRange(ctx, tx, where, range, purge),
+        },
         // the sample is only gathered until it is full
-        (position) => summarisedMove(ctx, where, position, size, Boolean(options.delete), SAMPLE - out.sample.length),
+        (position) => {
+          const wanted = {sample: SAMPLE - out.sample.length, listed: 0}
+          return oneStatement ? summarisedMove(ctx, where, position, size, purge, wanted.sample) : summaryRead(ctx, where, position, size, wanted)
+        },
         (summary) => tallySummary(out, summary, SAMPLE),
       )
       return {...out, archived: progress.changed, batches: progress.batches, interrupted: Boolean(progress.interrupted)}
@@ -193,6 +204,17 @@ async function openExport(path: string): Promise<FileHandle> {
     const code = (error as NodeJS.ErrnoException).code
     throw new UsageError(`cannot write --to-file ${path} (${code})`, 'Give a writable file path')
   }
+}
+
+/** SQLite: the rows of a summarised batch, through its (created_at, id) range, copied (unless purging) then deleted. */
+async function moveRange(ctx: OpsContext, tx: Queryable, where: Where, range: Where, purge: boolean): Promise<number> {
+  const {k, names, db} = ctx
+  const picked = (eb: any) => eb.and([...where(eb), ...range(eb)])
+  if (!purge) {
+    const copy = k.selectFrom(names.outbox).select([...ALL_COLUMNS, sql.raw(db.dialect.now).as('archived_at')]).where(picked)
+    await exec(tx, k.insertInto(names.archive).columns([...ALL_COLUMNS, 'archived_at']).expression(copy))
+  }
+  return exec(tx, k.deleteFrom(names.outbox).where(picked))
 }
 
 /**

@@ -2,11 +2,11 @@
 // batch its own short transaction, so no lock is held for longer than one batch and rows a
 // batch skipped are never scanned again.
 import {sql, type ExpressionBuilder, type Expression, type RawBuilder, type SelectExpression, type SqlBool} from 'kysely'
-import type {Queryable} from '../db/index.js'
+import type {Db, Queryable} from '../db/index.js'
 import {nextTurn} from '../event-loop.js'
 import {sampleOf, type SampleEvent} from './events.js'
 import type {Cursor, OpsContext} from './query.js'
-import {num, run} from './query.js'
+import {compiled, num, run} from './query.js'
 
 export interface Progress {
   /** rows examined so far */
@@ -32,6 +32,11 @@ export interface BatchRow {
   event_type: string
   cursor_at: string
   [column: string]: unknown
+}
+
+/** At or before the cursor in (created_at, id) order: the upper end of a batch's range. */
+function atOrBefore(cursor: Cursor): Where {
+  return (eb) => [eb('created_at', '<=', cursor.at), eb.or([eb('created_at', '<', cursor.at), eb('id', '<=', cursor.id)])]
 }
 
 /** After the cursor, in (created_at, id) order; written so a created_at index serves it on every dialect. */
@@ -67,7 +72,7 @@ export async function forEachBatch(
       .orderBy('id')
       .limit(options.size)
     if (db.dialect.name !== 'sqlite') query = query.forUpdate()
-    const batch = await db.transaction(async (tx) => {
+    const batch = await batchTransaction(db, async (tx) => {
       const rows = (await run(tx, query)) as BatchRow[]
       const changed = rows.length > 0 ? await step(tx, rows) : 0
       return {rows, changed}
@@ -81,7 +86,24 @@ export async function forEachBatch(
     options.onProgress?.({...progress})
     if (batch.rows.length < options.size) break
   }
+  await flushBatches(db, progress)
   return progress
+}
+
+/** One batch's transaction; where the dialect allows, it commits without waiting for the disk (see flushBatches). */
+function batchTransaction<T>(db: Db, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  const relaxed = db.dialect.relaxedBatchCommit
+  if (!relaxed) return db.transaction(fn)
+  return db.transaction(async (tx) => {
+    await tx.execute(relaxed.relax)
+    return fn(tx)
+  })
+}
+
+/** After the last batch (or an interruption): one commit that waits for the disk makes every batch before it durable. */
+async function flushBatches(db: Db, progress: Progress): Promise<void> {
+  const relaxed = db.dialect.relaxedBatchCommit
+  if (relaxed && progress.batches > 0) await db.query(relaxed.flush)
 }
 
 async function stopRequested(options: BatchOptions, progress: Progress): Promise<boolean> {
@@ -91,9 +113,13 @@ async function stopRequested(options: BatchOptions, progress: Progress): Promise
   return true
 }
 
-/** CASE expression: 1 when a relay holds a live lease on the row (database clock). */
-export function leasedNow(ctx: OpsContext): RawBuilder<number> {
-  return sql<number>`CASE WHEN lease_owner IS NOT NULL AND lease_until > ${sql.raw(ctx.db.dialect.now)} THEN 1 ELSE 0 END`
+/**
+ * CASE expression: 1 when a relay holds a live lease on the row (database clock), now or at
+ * `at` (an instant read from the database, so that two statements decide alike).
+ */
+export function leasedNow(ctx: OpsContext, at?: Date): RawBuilder<number> {
+  const now = at ? sql`${ctx.db.dialect.timeParam(at)}` : sql.raw(ctx.db.dialect.now)
+  return sql<number>`CASE WHEN lease_owner IS NOT NULL AND lease_until > ${now} THEN 1 ELSE 0 END`
 }
 
 export function countBy(map: Record<string, number>, key: string, n = 1): void {
@@ -126,7 +152,7 @@ export async function forEachStatementBatch(
   for (;;) {
     if (await stopRequested(options, progress)) break
     const query = statement(after(cursor))
-    const batch = await ctx.db.transaction(async (tx) => {
+    const batch = await batchTransaction(ctx.db, async (tx) => {
       const rows = (await run(tx, query)) as BatchRow[]
       return {rows, changed: rows.length > 0 ? await afterRows(tx, rows) : 0}
     })
@@ -140,6 +166,7 @@ export async function forEachStatementBatch(
     options.onProgress?.({...progress})
     if (batch.rows.length < options.size) break
   }
+  await flushBatches(ctx.db, progress)
   return progress
 }
 
@@ -150,14 +177,26 @@ export async function forEachStatementBatch(
  * descent per row; within one statement both see the same snapshot, so they are the same rows.
  */
 /** CTE `batch` of a one-statement batch: the next `size` rows of the selection after the cursor. */
-export function batchRead(ctx: OpsContext, where: Where, position: Where, size: number) {
+export function batchRead(ctx: OpsContext, where: Where, position: Where, size: number, skip?: RawBuilder<number>) {
   return ctx.k
     .selectFrom(ctx.names.outbox)
-    .select(['id', 'event_type', 'created_at'])
+    .select(['id', 'event_type', 'created_at', ...(skip ? [skip.as('skip')] : [])])
     .where((eb) => eb.and([...where(eb), ...position(eb)]))
     .orderBy('created_at')
     .orderBy('id')
     .limit(size)
+}
+
+/**
+ * Without writable CTEs: the summary of the next batch, read before the batch is changed
+ * (forEachSummarisedBatch's `change`); `skip` is 1 for the rows the change will leave alone.
+ */
+export function summaryRead(ctx: OpsContext, where: Where, position: Where, size: number, wanted: {sample: number; listed: number}, skip?: RawBuilder<number>) {
+  const batch = batchRead(ctx, where, position, size, skip)
+  const changed = sql`SELECT id, event_type, created_at FROM batch${sql.raw(skip ? ' WHERE skip = 0' : '')}`
+  const summary = sql.raw(ctx.db.dialect.batchSummary!(wanted))
+  // an embedded query compiles in parentheses already; SQLite refuses a second pair
+  return compiled(ctx.k, sql`WITH batch AS MATERIALIZED ${batch}, changed AS MATERIALIZED (${changed}) ${summary}`)
 }
 
 export const BATCH_LAST = sql`batch_last AS (SELECT created_at, id FROM batch ORDER BY created_at DESC, id DESC LIMIT 1)`
@@ -181,26 +220,37 @@ export interface BatchSummary {
 }
 
 /**
- * The one-statement batch summed up by the database (PostgreSQL, Dialect.batchSummary): each
- * statement reads the next batch after the cursor, changes it and returns one row, so a batch
- * of thousands of events costs one small row on the wire instead of one row per event.
- * `beforeCommit` runs inside the batch's transaction after the statement (a failpoint).
+ * A batch summed up by the database (Dialect.batchSummary), so a batch of thousands of events
+ * costs one small row on the wire instead of one row per event. With writable CTEs
+ * (PostgreSQL) `statement` reads the next batch after the cursor, changes it and returns the
+ * summary. Without (SQLite), `statement` only reads the summary and `change` then changes
+ * the same rows through the batch's (created_at, id) range, in the same transaction: exact
+ * only where that transaction excludes every other writer, so the change must report as many
+ * rows as the summary said. `beforeCommit` runs inside the batch's transaction after the
+ * change (a failpoint).
  */
 export async function forEachSummarisedBatch(
   ctx: OpsContext,
-  options: BatchOptions & {beforeCommit?: () => void},
-  statement: (position: Where) => Compilable,
+  options: BatchOptions & {beforeCommit?: () => void; change?: (tx: Queryable, range: Where) => Promise<number>},
+  statement: (position: Where) => Compilable | Promise<Compilable>,
   onBatch: (summary: BatchSummary) => void,
 ): Promise<Progress> {
   const progress: Progress = {seen: 0, changed: 0, batches: 0}
   let cursor: Cursor | undefined
   for (;;) {
     if (await stopRequested(options, progress)) break
-    const query = statement(after(cursor))
-    const summary = await ctx.db.transaction(async (tx) => {
+    const position = after(cursor)
+    const query = await statement(position)
+    const summary = await batchTransaction(ctx.db, async (tx) => {
       const [row] = await run(tx, query)
+      const read = readSummary(row ?? {})
+      if (options.change && read.cursor) {
+        const through = atOrBefore(read.cursor)
+        const changed = await options.change(tx, (eb) => [...position(eb), ...through(eb)])
+        if (changed !== read.changed) throw new Error(`batch changed ${changed} rows where it read ${read.changed}; rolled back`)
+      }
       options.beforeCommit?.()
-      return readSummary(row ?? {})
+      return read
     })
     if (summary.seen === 0) break
     progress.seen += summary.seen
@@ -211,6 +261,7 @@ export async function forEachSummarisedBatch(
     options.onProgress?.({...progress})
     if (summary.seen < options.size || !cursor) break
   }
+  await flushBatches(ctx.db, progress)
   return progress
 }
 

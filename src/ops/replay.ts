@@ -7,7 +7,7 @@ import type {TableNames} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
 import {UsageError} from '../errors.js'
 import {isUuid} from '../uuid.js'
-import {BATCH_LAST, batchRead, countBy, forEachBatch, forEachSummarisedBatch, inBatch, leasedNow, tally, tallySummary, type BatchRow, type Progress, type Where} from './batches.js'
+import {BATCH_LAST, batchRead, countBy, forEachBatch, forEachSummarisedBatch, inBatch, leasedNow, summaryRead, tally, tallySummary, type BatchRow, type Progress, type Where} from './batches.js'
 import {sampleOf, type SampleEvent} from './events.js'
 import {compiled, databaseNow, exec, num, opsContext, pointInTime, run, type OpsContext} from './query.js'
 
@@ -172,11 +172,24 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
     return rows.filter((row) => num(row.leased) !== 1)
   }
   if (db.dialect.batchSummary && !options.fromArchive) {
+    const oneStatement = db.dialect.writableCte
+    // without writable CTEs the summary and the change are two statements: both judge leases at one instant
+    let at: Date | undefined
     const progress = await forEachSummarisedBatch(
       ctx,
-      {size, onProgress: options.onProgress, signal: options.signal},
-      // sample and listed ids are only gathered until they are full
-      (position) => summarisedReplay(ctx, where, position, size, {sample: SAMPLE - out.sample.length, listed: LISTED_IDS - out.skippedLeasedIds.length}),
+      {
+        size,
+        onProgress: options.onProgress,
+        signal: options.signal,
+        change: oneStatement ? undefined : (tx, range) => exec(tx, k.updateTable(names.outbox).set(DELIVERABLE).where((eb) => eb.and([...where(eb), ...range(eb), notLeased(ctx, at)]))),
+      },
+      async (position) => {
+        // sample and listed ids are only gathered until they are full
+        const wanted = {sample: SAMPLE - out.sample.length, listed: LISTED_IDS - out.skippedLeasedIds.length}
+        if (oneStatement) return summarisedReplay(ctx, where, position, size, wanted)
+        at = await databaseNow(db)
+        return summaryRead(ctx, where, position, size, wanted, leasedNow(ctx, at))
+      },
       (summary) => {
         out.matched += summary.seen
         out.skippedLeased += summary.seen - summary.changed
@@ -221,6 +234,10 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
   return out
 }
 
+function notLeased(ctx: OpsContext, at?: Date) {
+  return sql<SqlBool>`NOT (${leasedNow(ctx, at)} = 1)`
+}
+
 /**
  * PostgreSQL: replayStatement's batch summed up by the database into one row
  * (Dialect.batchSummary); rows read but not changed are the leased ones.
@@ -231,7 +248,7 @@ function summarisedReplay(ctx: OpsContext, where: Where, position: Where, size: 
   const changed = k
     .updateTable(names.outbox)
     .set(DELIVERABLE)
-    .where((eb) => eb.and([...where(eb), ...position(eb), ...inBatch(eb), sql<SqlBool>`NOT (${leasedNow(ctx)} = 1)`]))
+    .where((eb) => eb.and([...where(eb), ...position(eb), ...inBatch(eb), notLeased(ctx)]))
     .returning(['id', 'event_type', 'created_at'])
   const summary = sql.raw(db.dialect.batchSummary!(wanted))
   return compiled(k, sql`WITH batch AS MATERIALIZED (${batch}), ${BATCH_LAST}, changed AS (${changed}) ${summary}`)

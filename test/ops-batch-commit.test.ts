@@ -1,0 +1,106 @@
+// How archive and replay batches commit: on PostgreSQL each batch commits without waiting
+// for the WAL flush and one durable commit after the last batch flushes them all; elsewhere
+// batches commit as usual. Checked on the real servers through a Db that records statements.
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {sql, type TableNames} from '../dialects/index.js'
+import {openDb, type Db, type Queryable} from '../src/db/index.js'
+import {applyInit} from '../src/init.js'
+import {archive} from '../src/ops/archive.js'
+import {databaseNow} from '../src/ops/query.js'
+import {replay} from '../src/ops/replay.js'
+import {clear, insertRows} from './helpers/rows.js'
+import {dropTables, targets, uniqueTables} from './helpers/targets.js'
+
+const matrix = await targets()
+
+interface Step {
+  text: string
+  /** index of the transaction the statement ran in; undefined outside any */
+  tx?: number
+}
+
+/** The same Db, with every statement's text and transaction recorded in order. */
+function recording(db: Db): {db: Db; steps: Step[]; commits: number[]} {
+  const steps: Step[] = []
+  const commits: number[] = []
+  let transactions = 0
+  const record = (target: Queryable, tx?: number): Queryable => ({
+    query: (statement, options) => (steps.push({text: db.dialect.compile(statement).text, tx}), target.query(statement, options)),
+    execute: (statement, options) => (steps.push({text: db.dialect.compile(statement).text, tx}), target.execute(statement, options)),
+  })
+  const wrapped: Db = {
+    ...db,
+    ...record(db),
+    transaction: async (fn, options) => {
+      const n = transactions++
+      const result = await db.transaction((tx) => fn(record(tx, n)), options)
+      commits.push(steps.length) // statements recorded before this commit
+      return result
+    },
+  }
+  return {db: wrapped, steps, commits}
+}
+
+for (const target of matrix) {
+  describe.skipIf(!target.available)(`archive and replay batch commits on ${target.dialect}`, () => {
+    let db: Db
+    let names: TableNames
+
+    async function seed(count: number) {
+      await clear(db, names)
+      const now = await databaseNow(db)
+      await insertRows(db, names, now, Array.from({length: count}, (_, i) => ({created: -5 * 86_400 + i, published: -4 * 86_400, attempts: 1})))
+    }
+
+    beforeAll(async () => {
+      db = await openDb(target.url)
+      names = uniqueTables(`bc${target.dialect.slice(0, 2)}`)
+      await applyInit(db, names, {inbox: false, archive: true})
+    })
+    afterAll(async () => {
+      await dropTables(db, names)
+      await db.close()
+    })
+
+    for (const op of ['archive', 'replay'] as const) {
+      it(`${op}: every batch is one transaction; PostgreSQL relaxes each commit and flushes once after the last`, async () => {
+        await seed(25)
+        const r = recording(db)
+        const result =
+          op === 'archive' ? await archive(r.db, names, {before: '1d', batch: 10}) : await replay(r.db, names, {since: '30d', batch: 10})
+        expect(op === 'archive' ? (result as {archived: number}).archived : (result as {replayed: number}).replayed).toBe(25)
+        expect(result.batches).toBe(3)
+        const inBatches = r.steps.filter((s) => s.tx !== undefined)
+        const batchIds = [...new Set(inBatches.map((s) => s.tx))]
+        expect(batchIds).toHaveLength(3)
+        const relaxed = db.dialect.relaxedBatchCommit
+        if (db.dialect.name !== 'postgres') {
+          expect(relaxed).toBeUndefined()
+          return
+        }
+        const relax = db.dialect.compile(relaxed!.relax).text
+        const flush = db.dialect.compile(relaxed!.flush).text
+        for (const id of batchIds) expect(inBatches.find((s) => s.tx === id)?.text, `batch ${id} starts relaxed`).toBe(relax)
+        const flushes = r.steps.map((s, i) => ({...s, i})).filter((s) => s.text === flush)
+        expect(flushes).toHaveLength(1)
+        expect(flushes[0].tx, 'the flush is a transaction of its own').toBeUndefined()
+        expect(flushes[0].i, 'after the last batch committed').toBeGreaterThanOrEqual(r.commits[r.commits.length - 1])
+      })
+    }
+
+    it.skipIf(target.dialect !== 'postgres')('the relaxed setting holds for the batch transaction only, and the flush commit waits for the disk', async () => {
+      const relaxed = db.dialect.relaxedBatchCommit!
+      const inside = await db.transaction(async (tx) => {
+        await tx.execute(relaxed.relax)
+        return (await tx.query<{s: string}>(sql`SELECT current_setting('synchronous_commit') AS s`))[0].s
+      })
+      expect(inside).toBe('off')
+      // the same pooled session afterwards (pool of 4, but SET LOCAL never outlives its transaction)
+      const after = await db.transaction(async (tx) => (await tx.query<{s: string}>(sql`SELECT current_setting('synchronous_commit') AS s`))[0].s)
+      expect(after).toBe('on')
+      // the flush gets a transaction id, so its commit is a WAL flush through every commit before it
+      const [row] = await db.query<{flushed_through: number | string}>(relaxed.flush)
+      expect(Number(row.flushed_through)).toBeGreaterThan(0)
+    })
+  })
+}
