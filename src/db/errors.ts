@@ -16,6 +16,21 @@ const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOU
 const LOST = new Set(['ECONNRESET', 'EPIPE', 'PROTOCOL_CONNECTION_LOST', '57P01', '57P02', '57P03', 'ER_CONNECTION_KILLED', 'CR_SERVER_LOST', 'CR_SERVER_GONE_ERROR'])
 const LOST_ERRNO = new Set([1927, 2006, 2013])
 
+/**
+ * No pooled connection came free within the wait bound (OpenOptions.connectTimeoutMs): every
+ * connection stayed checked out that long. Thrown by the drivers, which know the bound and the
+ * pool size; no size means SQLite's single connection.
+ */
+export function poolWaitTimeout(waitMs: number, poolSize?: number): ConnectionError {
+  const after = `after ${waitMs / 1000} s`
+  const tx = 'inside transaction() query through its tx, not the db'
+  if (poolSize === undefined) {
+    return new ConnectionError(`no free connection ${after} (the SQLite connection stayed in use)`, `Keep transactions shorter; ${tx}`)
+  }
+  const inUse = poolSize === 1 ? 'its one connection in use' : `all ${poolSize} in use`
+  return new ConnectionError(`no free connection in the pool ${after} (${inUse})`, `Use a larger pool (poolSize) or shorter transactions; ${tx}`)
+}
+
 /** The query named a table that does not exist (PostgreSQL 42P01, MySQL 1146, SQLite "no such table"). */
 export function isMissingTable(error: unknown): boolean {
   const e = (error ?? {}) as DriverError
@@ -43,6 +58,13 @@ export function describeDbError(error: unknown, url: string, context?: {table?: 
     return new ConnectionError(
       `the database refused a new connection: no connection slot left (${message})`,
       'Close idle sessions or raise the limit (max_connections, the role\'s CONNECTION LIMIT, MAX_USER_CONNECTIONS)',
+    )
+  }
+  // PostgreSQL 57014 from statement_timeout (not a cancel by hand), MariaDB 1969 max_statement_time, MySQL 3024 max_execution_time
+  if ((code === '57014' && /statement timeout/i.test(message)) || [1969, 3024].includes(Number(e.errno))) {
+    return new ConnectionError(
+      `a statement ran longer than the statement timeout (${message})`,
+      'Make it cheaper (a smaller --batch, an index) or raise the timeout (statementTimeoutMs, or the login\'s statement_timeout / max_statement_time on the server)',
     )
   }
   if (code === '28P01' || code === '28000' || code === 'ER_ACCESS_DENIED_ERROR' || e.errno === 1045) {

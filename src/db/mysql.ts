@@ -1,13 +1,15 @@
 // MySQL / MariaDB through a mysql2 pool. Every connection runs at READ COMMITTED in UTC:
 // the claim's gap locks would otherwise block producers' INSERTs (DIALECTS.md).
-import type {Pool, PoolConnection} from 'mysql2/promise'
-import type {Sql} from '../../dialects/index.js'
+import type {Pool as CallbackPool, PoolConnection as CallbackConnection} from 'mysql2'
+import type {PoolConnection} from 'mysql2/promise'
+import {sql, type Sql} from '../../dialects/index.js'
 import {mysql as dialect, READ_COMMITTED} from '../../dialects/mysql.js'
 import {redactUrl} from '../config.js'
+import {poolWaitTimeout} from './errors.js'
 import {checkNetworkUrl} from './url.js'
 import type {Db, OpenOptions, QueryOptions, Queryable, Row} from './types.js'
 
-function queryable(target: Pool | PoolConnection): Queryable {
+function queryable(target: PoolConnection): Queryable {
   async function run(statement: Sql, options?: QueryOptions) {
     const {text, params} = dialect.compile(statement)
     // execute() keeps a server-side prepared statement per connection; query() interpolates.
@@ -24,18 +26,56 @@ function queryable(target: Pool | PoolConnection): Queryable {
   }
 }
 
+/**
+ * pool.getConnection(), but a wait in the pool's queue (every connection checked out) ends
+ * after waitMs: mysql2 itself waits forever. A connection that comes free after the caller gave
+ * up goes straight back to the pool. Opening a new connection is bounded by connectTimeout.
+ */
+function boundedAcquire(pool: CallbackPool, waitMs: number, poolSize: number): Promise<CallbackConnection> {
+  return new Promise((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined
+    let gaveUp = false
+    // mysql2 emits 'enqueue' synchronously inside getConnection when the caller has to wait
+    const queued = () => {
+      timer = setTimeout(() => {
+        gaveUp = true
+        reject(poolWaitTimeout(waitMs, poolSize))
+      }, waitMs)
+    }
+    pool.once('enqueue', queued)
+    try {
+      pool.getConnection((error, connection) => {
+        clearTimeout(timer)
+        if (!gaveUp) return error ? reject(error) : resolve(connection)
+        if (!error) connection.release()
+      })
+    } finally {
+      pool.off('enqueue', queued)
+    }
+  })
+}
+
+/** MariaDB bounds every statement (max_statement_time, seconds); MySQL 8 only SELECTs (max_execution_time, ms). */
+function statementTimeout(connection: CallbackConnection, ms: number): string {
+  const version = String((connection as {_handshakePacket?: {serverVersion?: string}})._handshakePacket?.serverVersion ?? '')
+  const mysql = version !== '' && !/mariadb/i.test(version)
+  return mysql ? `SET SESSION max_execution_time = ${Math.ceil(ms)}` : `SET SESSION max_statement_time = ${ms / 1000}`
+}
+
 export async function openMysql(url: string, options: OpenOptions = {}): Promise<Db> {
   const parsed = checkNetworkUrl(url)
   const mysql2 = (await import('mysql2')).default
-  // The callback pool serves Kysely; .promise() serves us. Same connections.
+  // One callback pool; Kysely and our queries check its connections out through acquire().
+  const poolSize = options.poolSize ?? 4
+  const waitMs = options.connectTimeoutMs ?? 10_000
   const callbackPool = mysql2.createPool({
     host: parsed.hostname,
     port: parsed.port ? Number(parsed.port) : 3306,
     user: decodeURIComponent(parsed.username || 'root'),
     password: decodeURIComponent(parsed.password),
     database: decodeURIComponent(parsed.pathname.replace(/^\//, '')) || undefined,
-    connectionLimit: options.poolSize ?? 4,
-    connectTimeout: options.connectTimeoutMs ?? 10_000,
+    connectionLimit: poolSize,
+    connectTimeout: waitMs,
     timezone: 'Z',
     supportBigNumbers: true,
     decimalNumbers: true,
@@ -46,16 +86,26 @@ export async function openMysql(url: string, options: OpenOptions = {}): Promise
   callbackPool.on('connection', (connection) => {
     connection.query(READ_COMMITTED)
     connection.query("SET time_zone = '+00:00'")
-    if (options.statementTimeoutMs) connection.query(`SET SESSION max_statement_time = ${options.statementTimeoutMs / 1000}`, () => {})
+    if (options.statementTimeoutMs) connection.query(statementTimeout(connection, options.statementTimeoutMs), () => {})
   })
-  const pool = callbackPool.promise()
+  const acquire = () => boundedAcquire(callbackPool, waitMs, poolSize)
+  /** pool.query/execute with a bounded wait: one statement on a connection of the pool */
+  async function onPool<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+    const connection = (await acquire()).promise()
+    try {
+      return await fn(queryable(connection))
+    } finally {
+      connection.release()
+    }
+  }
   let kysely: Awaited<ReturnType<Db['kysely']>> | undefined
   const db: Db = {
     dialect,
     safeUrl: redactUrl(url),
-    ...queryable(pool),
+    query: (statement, options) => onPool((q) => q.query(statement, options)),
+    execute: (statement, options) => onPool((q) => q.execute(statement, options)),
     async transaction(fn) {
-      const connection = await pool.getConnection()
+      const connection = (await acquire()).promise()
       try {
         await connection.query('START TRANSACTION')
         const result = await fn(queryable(connection))
@@ -71,14 +121,19 @@ export async function openMysql(url: string, options: OpenOptions = {}): Promise
     async kysely() {
       if (!kysely) {
         const {Kysely, MysqlDialect} = await import('kysely')
-        kysely = new Kysely<any>({dialect: new MysqlDialect({pool: callbackPool as never})})
+        // Kysely only checks connections out and ends the pool
+        const bounded = {
+          getConnection: (cb: (error: unknown, connection?: CallbackConnection) => void) => acquire().then((c) => cb(null, c), (error) => cb(error)),
+          end: (cb: (error: unknown) => void) => callbackPool.end(cb),
+        }
+        kysely = new Kysely<any>({dialect: new MysqlDialect({pool: bounded as never})})
       }
       return kysely
     },
     async close() {
-      await pool.end()
+      await callbackPool.promise().end()
     },
   }
-  await pool.query('SELECT 1')
+  await db.query(sql`SELECT 1`)
   return db
 }

@@ -4,6 +4,7 @@ import {createHash} from 'node:crypto'
 import type {Sql} from '../../dialects/index.js'
 import {postgres} from '../../dialects/postgres.js'
 import {redactUrl} from '../config.js'
+import {poolWaitTimeout} from './errors.js'
 import {checkNetworkUrl} from './url.js'
 import type {Db, OpenOptions, QueryOptions, Queryable, Row} from './types.js'
 
@@ -13,13 +14,25 @@ function config(statement: Sql, options?: QueryOptions): QueryConfig {
   return {text, values: params, name}
 }
 
-function queryable(target: Pool | PoolClient): Queryable {
+// pg-pool's two timeouts, both from connectionTimeoutMillis: this one is the wait in its queue
+// for a free client (the pool is full); a new client's TCP/login timeout is "Connection
+// terminated due to connection timeout" instead, which describeDbError reports as unreachable.
+const POOL_QUEUE_TIMEOUT = 'timeout exceeded when trying to connect'
+
+function queryable(target: Pool | PoolClient, poolWait: (error: unknown) => unknown = (error) => error): Queryable {
+  async function run(statement: Sql, options?: QueryOptions) {
+    try {
+      return await target.query(config(statement, options))
+    } catch (error) {
+      throw poolWait(error)
+    }
+  }
   return {
     async query<R = Row>(statement: Sql, options?: QueryOptions) {
-      return (await target.query(config(statement, options))).rows as R[]
+      return (await run(statement, options)).rows as R[]
     },
     async execute(statement: Sql, options?: QueryOptions) {
-      return (await target.query(config(statement, options))).rowCount ?? 0
+      return (await run(statement, options)).rowCount ?? 0
     },
   }
 }
@@ -32,10 +45,12 @@ export async function openPostgres(url: string, options: OpenOptions = {}): Prom
     getTypeParser: (oid: number, format?: string) =>
       oid === INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text'),
   }
+  const poolSize = options.poolSize ?? 4
+  const waitMs = options.connectTimeoutMs ?? 10_000
   const pool = new pg.Pool({
     connectionString: url.replace(/^postgresql:/i, 'postgres:'),
-    max: options.poolSize ?? 4,
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+    max: poolSize,
+    connectionTimeoutMillis: waitMs,
     statement_timeout: options.statementTimeoutMs,
     types,
     application_name: 'outbox',
@@ -48,14 +63,17 @@ export async function openPostgres(url: string, options: OpenOptions = {}): Prom
   // with no listener that event would crash the process with a stack instead of the query's
   // error reaching the caller as one line.
   pool.on('connect', (client) => client.on('error', () => {}))
-  const base = queryable(pool)
+  const poolWait = (error: unknown) => ((error as Error)?.message === POOL_QUEUE_TIMEOUT ? poolWaitTimeout(waitMs, poolSize) : error)
+  /** pool.connect(), its queue-wait timeout reported with the pool's size */
+  const connect = () => pool.connect().catch((error) => Promise.reject(poolWait(error)))
+  const base = queryable(pool, poolWait)
   let kysely: Awaited<ReturnType<Db['kysely']>> | undefined
   const db: Db = {
     dialect: postgres,
     safeUrl: redactUrl(url),
     ...base,
     async transaction(fn) {
-      const client = await pool.connect()
+      const client = await connect()
       try {
         await client.query('BEGIN')
         const result = await fn(queryable(client))
@@ -71,14 +89,16 @@ export async function openPostgres(url: string, options: OpenOptions = {}): Prom
     async kysely() {
       if (!kysely) {
         const {Kysely, PostgresDialect} = await import('kysely')
-        kysely = new Kysely<any>({dialect: new PostgresDialect({pool: pool as never})})
+        // Kysely only checks clients out and ends the pool
+        const bounded = {connect, end: () => pool.end()}
+        kysely = new Kysely<any>({dialect: new PostgresDialect({pool: bounded as never})})
       }
       return kysely
     },
     async listen(statement, onNotify, onError) {
       // A dedicated pool client: LISTEN belongs to the session, so it must not be shared.
       // It is destroyed, not returned to the pool, when listening ends.
-      const client = await pool.connect()
+      const client = await connect()
       let closed = false
       const notified = () => onNotify()
       const failed = (error: Error) => {

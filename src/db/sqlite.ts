@@ -4,21 +4,51 @@ import type BetterSqlite3 from 'better-sqlite3'
 import type {Sql} from '../../dialects/index.js'
 import {sqlite as dialect} from '../../dialects/sqlite.js'
 import {redactUrl} from '../config.js'
+import {poolWaitTimeout} from './errors.js'
 import {sqlitePath} from './url.js'
 import type {Db, OpenOptions, Queryable, Row} from './types.js'
 
-/** Serialises async sections: the connection is single-threaded but our callers are not. */
+/**
+ * Serialises async sections: the connection is single-threaded but our callers are not.
+ * A waiter gives up after waitMs (a transaction kept open that long, or a db.query() awaited
+ * inside db.transaction(), which would otherwise wait on itself forever).
+ */
 class Mutex {
   private tail: Promise<void> = Promise.resolve()
+  /** sections queued or running */
+  private depth = 0
+  constructor(private readonly waitMs: number) {}
+
   async run<T>(fn: () => Promise<T> | T): Promise<T> {
     const previous = this.tail
     let release!: () => void
     this.tail = new Promise((resolve) => (release = resolve))
-    await previous
+    const leave = () => {
+      this.depth--
+      release()
+    }
+    // the common case, nobody ahead, takes no timer
+    if (this.depth++ === 0) await previous
+    else await this.turn(previous, leave)
     try {
       return await fn()
     } finally {
-      release()
+      leave()
+    }
+  }
+
+  /** Resolves when the sections ahead are done, or rejects after waitMs; those behind still wait for them. */
+  private async turn(previous: Promise<void>, leave: () => void): Promise<void> {
+    let timer: NodeJS.Timeout | undefined
+    const gaveUp = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(poolWaitTimeout(this.waitMs)), this.waitMs)))
+    try {
+      await Promise.race([previous, gaveUp])
+    } catch (error) {
+      // our place in the queue is handed on only once the sections ahead of it are done
+      void previous.then(leave)
+      throw error
+    } finally {
+      clearTimeout(timer)
     }
   }
 }
@@ -58,7 +88,7 @@ export async function openSqlite(url: string, options: OpenOptions = {}): Promis
       return s.run(...bind(params)).changes
     },
   }
-  const mutex = new Mutex()
+  const mutex = new Mutex(options.connectTimeoutMs ?? 10_000)
   let kysely: Awaited<ReturnType<Db['kysely']>> | undefined
   return {
     dialect,

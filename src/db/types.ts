@@ -42,9 +42,19 @@ export interface Listener {
 export interface OpenOptions {
   /** pool size (default 4) */
   poolSize?: number
-  /** connect timeout (default 10s) */
+  /**
+   * connect timeout (default 10s), and also the longest wait for a free pooled connection:
+   * query(), execute(), transaction() and Kysely reject with "no free connection in the pool
+   * after N s" once every connection stayed checked out that long (pg-pool has one setting,
+   * connectionTimeoutMillis, for both; MySQL and SQLite get the same bound from us).
+   */
   connectTimeoutMs?: number
-  /** per-statement timeout on the server, where supported (default none) */
+  /**
+   * per-statement timeout on the server (default none): PostgreSQL statement_timeout, MariaDB
+   * max_statement_time. MySQL 8 has no max_statement_time; there it sets max_execution_time,
+   * which bounds read-only SELECTs only (writes run unbounded). A statement over the limit
+   * rejects; describeDbError reports it as "a statement ran longer than the statement timeout".
+   */
   statementTimeoutMs?: number
   /**
    * PostgreSQL: commit without waiting for the WAL flush on these connections only
