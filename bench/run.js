@@ -47,6 +47,7 @@ if (wanted.length && suites.length !== wanted.length) {
 const {machine} = await import('./machine.js')
 const host = await machine()
 let failed = 0
+const timings = []
 for (const name of suites) {
   log(`== ${name}${quick ? ' (quick)' : ''}`)
   const started = Date.now()
@@ -54,6 +55,7 @@ for (const name of suites) {
     const {default: run} = await import(join(suitesDir, `${name}.js`))
     const result = await run({quick, log: (line) => log(`   ${line}`)})
     const meta = {suite: name, quick, finishedAt: new Date().toISOString(), seconds: (Date.now() - started) / 1000, machine: host}
+    timings.push(`${name} ${meta.seconds.toFixed(1)} s`)
     writeFileSync(join(resultsDir, `${name}.json`), JSON.stringify({...meta, raw: result.raw}, null, 2) + '\n')
     writeFileSync(join(resultsDir, `${name}.md`), `## ${result.title}\n\n${result.markdown.trim()}\n\n_Last run: ${meta.finishedAt}${quick ? ' (--quick)' : ''}, ${meta.seconds.toFixed(0)} s._\n`)
   } catch (error) {
@@ -62,5 +64,5 @@ for (const name of suites) {
   }
 }
 
-log(`BENCHMARKS.md: ${writeBenchmarks(root)} section(s)`)
+log(`BENCHMARKS.md: ${writeBenchmarks(root)} section(s); ${timings.join(', ')}; ${((performance.now()) / 1000).toFixed(0)} s in all`)
 process.exit(failed ? 1 : 0)
