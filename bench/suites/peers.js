@@ -24,6 +24,8 @@ const PAIRS = [
   ['outbox-c1-durable', 'pg-boss-c1'],
   ['outbox-c4', 'pg-boss-c4'],
   ['outbox-c4-durable', 'pg-boss-c4'],
+  ['outbox-c1', 'graphile-worker'],
+  ['outbox-c1-durable', 'graphile-worker'],
   ['outbox-c4', 'graphile-worker'],
   ['outbox-c4-durable', 'graphile-worker'],
   // graphile-worker fetches 500 at a time (its localQueue): the relay at the same size.
@@ -93,16 +95,21 @@ export default async function peers({quick, log}) {
 
   const measured = tools.filter((t) => !failed[t.key])
   const rates = Object.fromEntries(measured.map((t) => [t.key, summary(runs[t.key].filter(Boolean).map((r) => r.perSecond))]))
-  const ratios = PAIRS.filter(([, peer]) => !failed[peer]).map(([ours, peer]) => {
-    const perRound = runs[ours].flatMap((r, i) => (r && runs[peer][i] ? [r.perSecond / runs[peer][i].perSecond] : []))
-    return {ours, peer, ...summary(perRound), peerFaster: perRound.filter((x) => x < 1).length}
-  })
+  const ratios = pairRatios(runs, failed)
   const startup = failed['graphile-worker'] ? undefined : summary(runs['graphile-worker'].filter(Boolean).map((r) => r.startupMs))
   return {
     title: 'Peers on the same PostgreSQL (same run)',
     markdown: (quick ? `**Quick run**: ${n} jobs per tool instead of 20,000, ${rounds} rounds (a tool slower than ${SLOW_MS / 1000} s a round only one: ${tools.filter((t) => runs[t.key].filter(Boolean).length === 1).map((t) => t.label).join(', ') || 'none'}); a short backlog is noisier and weighs start-up more.\n\n` : '') + markdown({n, rounds, tools, measured, failed, rates, ratios, startup}),
     raw: {n, rounds, url: redact(PG_URL), versions: peerVersions(), runs, rates, ratios, failed, graphileStartupMs: startup},
   }
+}
+
+/** ours ÷ peer per round (rounds where both ran), summarised, for each pair in PAIRS. */
+export function pairRatios(runs, failed) {
+  return PAIRS.filter(([, peer]) => !failed[peer]).map(([ours, peer]) => {
+    const perRound = runs[ours].flatMap((r, i) => (r && runs[peer][i] ? [r.perSecond / runs[peer][i].perSecond] : []))
+    return {ours, peer, ...summary(perRound), peerFaster: perRound.filter((x) => x < 1).length}
+  })
 }
 
 function peerVersions() {
