@@ -58,14 +58,3 @@ export async function machine() {
     sqlite: sqlite(),
   }
 }
-
-const list = (o) => Object.entries(o).map(([k, v]) => `${k} = \`${v === '' ? '(none)' : v}\``).join(', ')
-
-export function machineMarkdown(m) {
-  return [
-    `- Machine: ${m.cores} cores (${m.cpu}), ${m.memoryGiB} GiB, Node ${m.node}; shared with other engineers' test runs while measuring.`,
-    `- PostgreSQL: ${list(m.postgres)}`,
-    `- MariaDB (the \`mysql\` dialect): ${list(m.mariadb)}`,
-    `- SQLite (better-sqlite3): ${list(m.sqlite)}`,
-  ].join('\n')
-}

@@ -1,14 +1,18 @@
 // Our relay: pre-inserted outbox events drained by Relay.drainOnce() to a no-op publisher.
+// By default its connections commit as `outbox relay` opens them (PostgreSQL
+// synchronous_commit = off, the library's `asyncCommit` open option); `durable: true` keeps
+// the server's setting (on), like the peers' commits, for a like-for-like row.
 import {dropTables, freshTables, noopPublisher, seedPostgres} from '../outbox.js'
 import {lib, PG_URL} from '../servers.js'
 
-export function outboxPeer({concurrency, batch = 100}) {
+export function outboxPeer({concurrency, batch = 100, durable = false}) {
+  const commits = durable ? 'durable commits' : 'synchronous_commit = off'
   return {
-    key: `outbox-c${concurrency}${batch === 100 ? '' : `-b${batch}`}`,
-    label: `outbox relay (concurrency ${concurrency}${batch === 100 ? '' : `, batch ${batch}`})`,
-    how: `\`new Relay({db, publisher: noop, batch: ${batch}, concurrency: ${concurrency}})\`, then \`drainOnce()\`: each of the ${concurrency} loop(s) claims ${batch} events (one statement: \`WITH c AS MATERIALIZED (SELECT ... FOR UPDATE SKIP LOCKED LIMIT ${batch}) UPDATE ... RETURNING\`), publishes them, and marks them published in one UPDATE. Pool of ${concurrency + 1} connections. Events inserted with one INSERT ... SELECT generate_series.`,
+    key: `outbox-c${concurrency}${batch === 100 ? '' : `-b${batch}`}${durable ? '-durable' : ''}`,
+    label: `outbox relay (concurrency ${concurrency}${batch === 100 ? '' : `, batch ${batch}`}${durable ? ', durable commits' : ''})`,
+    how: `\`openDb(url, {poolSize: ${concurrency + 1}${durable ? '' : ', asyncCommit: true'}})\` (${commits}${durable ? ': the server default, as pg-boss and graphile-worker commit' : ', as `outbox relay` opens its connections'}), \`new Relay({db, publisher: noop, batch: ${batch}, concurrency: ${concurrency}})\`, then \`drainOnce()\`: each of the ${concurrency} loop(s) claims ${batch} events (one statement: \`WITH c AS MATERIALIZED (SELECT ... FOR UPDATE SKIP LOCKED LIMIT ${batch}) UPDATE ... RETURNING\`), publishes them, and marks them published in one UPDATE. Events inserted with one INSERT ... SELECT generate_series.`,
     async open() {
-      const db = await lib.openDb(PG_URL, {poolSize: concurrency + 1})
+      const db = await lib.openDb(PG_URL, {poolSize: concurrency + 1, asyncCommit: !durable})
       let names
       return {
         async prepare(n) {

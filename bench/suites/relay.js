@@ -2,6 +2,7 @@
 // that runs the SAME claim and mark statements (text from dist/dialects) directly on the
 // driver and nothing else. Runs are interleaved pair by pair, alternating which goes first,
 // and each run starts from a freshly seeded table. On PostgreSQL also 1, 2 and 4 relay instances.
+// --quick: 3 pairs instead of 21 and 1000 events (SQLite 3000) instead of 3000-10000 per run.
 import {randomUUID} from 'node:crypto'
 import {loadavg} from 'node:os'
 import {fmt, median, percentile, summary} from '../lib.js'
@@ -137,7 +138,7 @@ export default async function relay({quick, log}) {
   // per-pair ratios shrugs off the moments when someone else's tests take the CPU.
   const runs = quick ? 3 : 21
   const loadBefore = loadavg()[0]
-  const counts = {postgres: quick ? 2000 : 4000, mysql: quick ? 2000 : 3000, sqlite: quick ? 5000 : 10000}
+  const counts = {postgres: quick ? 1000 : 4000, mysql: quick ? 1000 : 3000, sqlite: quick ? 3000 : 10000}
   const raw = {}
   const rows = []
   for (const dialect of ['postgres', 'mysql', 'sqlite']) {
@@ -217,8 +218,8 @@ export default async function relay({quick, log}) {
 | 4 / 1, per run | **x${fmt(pg.scale.median, 2)}** (${fmt(pg.scale.min, 2)}–${fmt(pg.scale.max, 2)}): ${pg.scale.median >= 1 ? 'does not fall (target met)' : 'FALLS (target missed)'} |`
     : '| skipped | PostgreSQL unreachable |'
   const load = `${fmt(loadBefore, 1)} at the start, ${fmt(loadavg()[0], 1)} at the end`
-  const markdown = `Relay throughput with a no-op publisher, batch ${BATCH}, each run draining a freshly seeded
-table (${counts.postgres} events on PostgreSQL and SQLite, ${counts.mysql} on MariaDB). The baseline is a raw
+  const markdown = `${quick ? `**Quick run**: ${runs} pairs instead of 21, smaller tables.\n\n` : ''}Relay throughput with a no-op publisher, batch ${BATCH}, each run draining a freshly seeded
+table (${counts.postgres} events on PostgreSQL, ${counts.sqlite} on SQLite, ${counts.mysql} on MariaDB). The baseline is a raw
 loop on the bare driver (pg Client / mysql2 connection / better-sqlite3) running the same
 claim and mark statements, their text taken from \`dist/dialects\`, with nothing else: no
 pool, no result mapping, no sorting, no settle logic. ${runs} interleaved pairs per dialect,
