@@ -11,7 +11,7 @@ import type {TableNames} from '../../dialects/index.js'
 import {failpoint} from '../chaos/failpoints.js'
 import type {Db, Queryable} from '../db/index.js'
 import {UsageError} from '../errors.js'
-import {BATCH_LAST, batchRead, countBy, forEachBatch, forEachStatementBatch, forEachSummarisedBatch, inBatch, summaryRead, tally, tallySummary, type BatchRow, type Progress, type Where} from './batches.js'
+import {BATCH_LAST, batchRead, countBy, forEachBatch, forEachStatementBatch, expectBatch, forEachSummarisedBatch, inBatch, summaryRead, tally, tallySummary, type BatchRow, type Progress, type Where} from './batches.js'
 import {ALL_COLUMNS, sampleOf, toStoredEvent, type SampleEvent} from './events.js'
 import {compiled, databaseNow, exec, num, opsContext, pointInTime, run, type OpsContext} from './query.js'
 
@@ -124,7 +124,8 @@ export async function archive(db: Db, names: TableNames, options: ArchiveOptions
           size,
           onProgress: options.onProgress,
           signal: options.signal,
-          beforeCommit: () => failpoint('archive.mid-batch'),
+          // moveRange has the failpoint between its copy and its delete
+          beforeCommit: oneStatement ? () => failpoint('archive.mid-batch') : undefined,
           change: oneStatement ? undefined : (tx, range) => moveRange(ctx, tx, where, range, purge),
         },
         // the sample is only gathered until it is full
@@ -150,22 +151,11 @@ export async function archive(db: Db, names: TableNames, options: ArchiveOptions
       )
       return {...out, archived: progress.changed, batches: progress.batches, interrupted: Boolean(progress.interrupted)}
     }
-    const progress = await forEachBatch(ctx, names.outbox, where, {size, columns, onProgress: options.onProgress, signal: options.signal}, async (tx, rows) => {
-      const ids = rows.map((row) => String(row.id))
+    const progress = await forEachBatch(ctx, names.outbox, where, {size, columns, onProgress: options.onProgress, signal: options.signal}, async (tx, rows, range) => {
       await exportRows(rows)
-      if (!options.delete) {
-        await exec(
-          tx,
-          k
-            .insertInto(names.archive)
-            .columns([...ALL_COLUMNS, 'archived_at'])
-            .expression(k.selectFrom(names.outbox).select([...ALL_COLUMNS, sql.raw(db.dialect.now).as('archived_at')]).where('id', 'in', ids)),
-        )
-        failpoint('archive.mid-batch')
-      }
-      const deleted = await exec(tx, k.deleteFrom(names.outbox).where('id', 'in', ids))
+      const moved = await moveRange(ctx, tx, where, range, Boolean(options.delete), rows.map((row) => String(row.id)))
       tally(out, ctx, rows, SAMPLE)
-      return deleted
+      return moved
     })
     out.archived = progress.changed
     out.batches = progress.batches
@@ -206,15 +196,24 @@ async function openExport(path: string): Promise<FileHandle> {
   }
 }
 
-/** SQLite: the rows of a summarised batch, through its (created_at, id) range, copied (unless purging) then deleted. */
-async function moveRange(ctx: OpsContext, tx: Queryable, where: Where, range: Where, purge: boolean): Promise<number> {
+/**
+ * A batch's rows copied into the archive (unless purging), picked again through the batch's
+ * (created_at, id) range, then deleted. With the locked batch's `ids` (MySQL/MariaDB) the
+ * delete goes by id: a DELETE by range would wait on any other session's locked row its plan
+ * happens to scan (an UPDATE would not: READ COMMITTED reads such a row's last committed
+ * version; the copy is a plain read). Every copied row is deleted or the batch rolls back:
+ * never in both tables, never in neither.
+ */
+async function moveRange(ctx: OpsContext, tx: Queryable, where: Where, range: Where, purge: boolean, ids?: string[]): Promise<number> {
   const {k, names, db} = ctx
   const picked = (eb: any) => eb.and([...where(eb), ...range(eb)])
-  if (!purge) {
-    const copy = k.selectFrom(names.outbox).select([...ALL_COLUMNS, sql.raw(db.dialect.now).as('archived_at')]).where(picked)
-    await exec(tx, k.insertInto(names.archive).columns([...ALL_COLUMNS, 'archived_at']).expression(copy))
-  }
-  return exec(tx, k.deleteFrom(names.outbox).where(picked))
+  const remove = ids ? k.deleteFrom(names.outbox).where('id', 'in', ids) : k.deleteFrom(names.outbox).where(picked)
+  if (purge) return exec(tx, remove)
+  const copy = k.selectFrom(names.outbox).select([...ALL_COLUMNS, sql.raw(db.dialect.now).as('archived_at')]).where(picked)
+  const copied = await exec(tx, k.insertInto(names.archive).columns([...ALL_COLUMNS, 'archived_at']).expression(copy))
+  if (ids) expectBatch(copied, ids.length)
+  failpoint('archive.mid-batch')
+  return expectBatch(await exec(tx, remove), copied)
 }
 
 /**

@@ -34,6 +34,18 @@ export interface BatchRow {
   [column: string]: unknown
 }
 
+/** The (created_at, id) span from the batch's start position through its last row. */
+function rangeOf(position: Where, last: BatchRow): Where {
+  const through = atOrBefore({at: String(last.cursor_at), id: String(last.id)})
+  return (eb) => [...position(eb), ...through(eb)]
+}
+
+/** A changing statement by range touched a different number of rows than the locked batch: roll the batch back. */
+export function expectBatch(changed: number, expected: number): number {
+  if (changed !== expected) throw new Error(`the batch changed ${changed} rows where it had locked ${expected} (rows entered its range meanwhile); it was rolled back, rerun`)
+  return changed
+}
+
 /** At or before the cursor in (created_at, id) order: the upper end of a batch's range. */
 function atOrBefore(cursor: Cursor): Where {
   return (eb) => [eb('created_at', '<=', cursor.at), eb.or([eb('created_at', '<', cursor.at), eb('id', '<=', cursor.id)])]
@@ -48,14 +60,19 @@ export function after(cursor: Cursor | undefined): Where {
 /**
  * Runs `step` once per batch of at most `size` rows of `table` matching `where`, oldest first,
  * each call in its own transaction with the batch's rows locked (FOR UPDATE; SQLite: the
- * IMMEDIATE transaction is the lock). Stops when a batch comes back short.
+ * IMMEDIATE transaction is the lock). Stops when a batch comes back short. `range` is the
+ * batch's (created_at, id) span: with `where`, it picks the locked rows again in one index
+ * range, which the server does far faster than an id list (MariaDB, 1000 rows: 7.6-9.8 ms
+ * against 19-31 ms, most of it the range optimizer sorting the list). A row outside the batch
+ * could only enter that span by changing its created_at or by being inserted in the past, so
+ * a step that changes by range must check it changed exactly the batch's rows.
  */
 export async function forEachBatch(
   ctx: OpsContext,
   table: string,
   where: Where,
   options: BatchOptions & {columns?: SelectExpression<any, any>[]},
-  step: (tx: Queryable, rows: BatchRow[]) => Promise<number>,
+  step: (tx: Queryable, rows: BatchRow[], range: Where) => Promise<number>,
 ): Promise<Progress> {
   const {db, k} = ctx
   const progress: Progress = {seen: 0, changed: 0, batches: 0}
@@ -74,7 +91,7 @@ export async function forEachBatch(
     if (db.dialect.name !== 'sqlite') query = query.forUpdate()
     const batch = await batchTransaction(db, async (tx) => {
       const rows = (await run(tx, query)) as BatchRow[]
-      const changed = rows.length > 0 ? await step(tx, rows) : 0
+      const changed = rows.length > 0 ? await step(tx, rows, rangeOf(position, rows[rows.length - 1])) : 0
       return {rows, changed}
     })
     if (batch.rows.length === 0) break
@@ -247,7 +264,7 @@ export async function forEachSummarisedBatch(
       if (options.change && read.cursor) {
         const through = atOrBefore(read.cursor)
         const changed = await options.change(tx, (eb) => [...position(eb), ...through(eb)])
-        if (changed !== read.changed) throw new Error(`batch changed ${changed} rows where it read ${read.changed}; rolled back`)
+        expectBatch(changed, read.changed)
       }
       options.beforeCommit?.()
       return read

@@ -7,7 +7,7 @@ import type {TableNames} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
 import {UsageError} from '../errors.js'
 import {isUuid} from '../uuid.js'
-import {BATCH_LAST, batchRead, countBy, forEachBatch, forEachSummarisedBatch, inBatch, leasedNow, summaryRead, tally, tallySummary, type BatchRow, type Progress, type Where} from './batches.js'
+import {BATCH_LAST, batchRead, countBy, expectBatch, forEachBatch, forEachSummarisedBatch, inBatch, leasedNow, summaryRead, tally, tallySummary, type BatchRow, type Progress, type Where} from './batches.js'
 import {sampleOf, type SampleEvent} from './events.js'
 import {compiled, databaseNow, exec, num, opsContext, pointInTime, run, type OpsContext} from './query.js'
 
@@ -158,11 +158,10 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
   const size = options.batch ?? 1000
   const columns = options.fromArchive ? ['created_at'] : ['created_at', leasedNow(ctx).as('leased')]
 
+  // batches come in (created_at, id) order: the last row is the newest
   const reached = (rows: BatchRow[]) => {
-    for (const row of rows) {
-      const at = db.dialect.parseTime(row.created_at)?.toISOString() ?? null
-      if (at && (!out.doneThrough || at > out.doneThrough)) out.doneThrough = at
-    }
+    const at = db.dialect.parseTime(rows[rows.length - 1].created_at)?.toISOString() ?? null
+    if (at && (!out.doneThrough || at > out.doneThrough)) out.doneThrough = at
   }
   // rows a live relay holds are counted and listed, never touched
   const skipLeased = (rows: BatchRow[]) => {
@@ -201,7 +200,7 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
     return {...out, replayed: progress.changed, batches: progress.batches, interrupted: Boolean(progress.interrupted)}
   }
 
-  const progress = await forEachBatch(ctx, table, where, {size, columns, onProgress: options.onProgress, signal: options.signal}, async (tx, rows) => {
+  const progress = await forEachBatch(ctx, table, where, {size, columns, onProgress: options.onProgress, signal: options.signal}, async (tx, rows, range) => {
     out.matched += rows.length
     let free = rows
     if (options.fromArchive) {
@@ -219,10 +218,12 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
       changed = await exec(tx, k.insertInto(names.outbox).columns(EVENT_FIELDS).expression(k.selectFrom(names.archive).select(EVENT_FIELDS).where('id', 'in', ids)))
       await exec(tx, k.deleteFrom(names.archive).where('id', 'in', ids))
     } else {
-      changed = await exec(
-        tx,
-        k.updateTable(names.outbox).set(DELIVERABLE).where('id', 'in', ids),
-      )
+      // the locked rows again through the batch's range, less the leased ones (by id: exact)
+      const leased = rows.filter((row) => num(row.leased) === 1).map((row) => String(row.id))
+      const picked = (eb: any) => eb.and([...where(eb), ...range(eb), ...(leased.length ? [eb('id', 'not in', leased)] : [])])
+      // MySQL counts changed rows only (a row already deliverable is not), so: never more than the batch
+      changed = await exec(tx, k.updateTable(names.outbox).set(DELIVERABLE).where(picked))
+      if (changed > free.length) expectBatch(changed, free.length)
     }
     tally(out, ctx, free, SAMPLE)
     reached(rows)
