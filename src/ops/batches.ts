@@ -35,8 +35,8 @@ export interface BatchRow {
 }
 
 /** The (created_at, id) span from the batch's start position through its last row. */
-function rangeOf(position: Where, last: BatchRow): Where {
-  const through = atOrBefore({at: String(last.cursor_at), id: String(last.id)})
+function rangeOf(position: Where, last: Cursor): Where {
+  const through = atOrBefore(last)
   return (eb) => [...position(eb), ...through(eb)]
 }
 
@@ -91,7 +91,8 @@ export async function forEachBatch(
     if (db.dialect.name !== 'sqlite') query = query.forUpdate()
     const batch = await batchTransaction(db, async (tx) => {
       const rows = (await run(tx, query)) as BatchRow[]
-      const changed = rows.length > 0 ? await step(tx, rows, rangeOf(position, rows[rows.length - 1])) : 0
+      const last = rows[rows.length - 1]
+      const changed = rows.length > 0 ? await step(tx, rows, rangeOf(position, {at: String(last.cursor_at), id: String(last.id)})) : 0
       return {rows, changed}
     })
     if (batch.rows.length === 0) break
@@ -261,11 +262,7 @@ export async function forEachSummarisedBatch(
     const summary = await batchTransaction(ctx.db, async (tx) => {
       const [row] = await run(tx, query)
       const read = readSummary(row ?? {})
-      if (options.change && read.cursor) {
-        const through = atOrBefore(read.cursor)
-        const changed = await options.change(tx, (eb) => [...position(eb), ...through(eb)])
-        expectBatch(changed, read.changed)
-      }
+      if (options.change && read.cursor) expectBatch(await options.change(tx, rangeOf(position, read.cursor)), read.changed)
       options.beforeCommit?.()
       return read
     })
