@@ -243,7 +243,7 @@ function markdown(status, tp) {
   }
   lines.push(
     '',
-    'Archive and replay: batched (`--batch 1000` unless stated, each batch one transaction, run as the library in a child process) against one bulk transaction doing the same work (`INSERT ... SELECT` + `DELETE`, or one `UPDATE`), same table, same run. Rows/s medians (min-max); "longest batch" is the longest gap between two batch commits, i.e. the longest any lock was held; the bulk transaction holds its locks for its whole duration.',
+    'Archive and replay: batched (`--batch 1000` unless stated, each batch one transaction, run as the library in a child process) against one bulk transaction doing the same work (`INSERT ... SELECT` + `DELETE`, or one `UPDATE`), same table, same run. Rows/s medians (min-max); "longest batch" is the longest gap between two batch commits, i.e. the longest any lock was held; the bulk transaction holds its locks for its whole duration. History rows are laid down as the producer writes them: ids time-ordered like its UUIDv7 and inserted oldest first (runs before 2026-12-03 had ids and insertion order reversed against created_at).',
     '',
     '| dialect | rows | batch | runs | archive rows/s | bulk rows/s | ratio | replay rows/s | bulk rows/s | ratio | longest batch ms (archive / replay) | bulk tx ms (archive / replay) | peak RSS MB (archive / replay) |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
