@@ -67,6 +67,13 @@ export function describeDbError(error: unknown, url: string, context?: {table?: 
       'Make it cheaper (a smaller --batch, an index) or raise the timeout (statementTimeoutMs, or the login\'s statement_timeout / max_statement_time on the server)',
     )
   }
+  // PostgreSQL 57014 otherwise (pg_cancel_backend, a client cancel); MariaDB/MySQL 1317 (KILL QUERY)
+  if (code === '57014' || Number(e.errno) === 1317) {
+    return new ConnectionError(
+      `a statement was cancelled by another session (${message}); its transaction was rolled back`,
+      'Rerun once whoever cancelled it (pg_cancel_backend, KILL QUERY) agrees: work already committed is kept',
+    )
+  }
   if (code === '28P01' || code === '28000' || code === 'ER_ACCESS_DENIED_ERROR' || e.errno === 1045) {
     return new ConnectionError(`the database refused the login for ${where}`, 'Check the user and password in --url')
   }
