@@ -146,31 +146,32 @@ for (const target of matrix) {
         'a statement cancelled by another session (pg_cancel_backend, KILL QUERY) rejects with one line naming it',
         async () => {
           const db = await openDb(url, {poolSize: 1})
+          // the statement to cancel waits on a row lock: no CPU burnt while other test files run
+          const marker = `cancel_me_${Math.random().toString(16).slice(2, 8)}`
+          await admin.execute(sql`${raw(`INSERT INTO ${table} (id) VALUES (42)`)}`)
           try {
-            const marker = `cancel_me_${Math.random().toString(16).slice(2, 8)}`
-            const slow =
-              target.dialect === 'postgres'
-                ? sql`${raw(`SELECT pg_sleep(20) AS ${marker}`)}`
-                : // SLEEP() returns 1 when killed, no error; the filter keeps the sequence engine from summing by formula
-                  sql`${raw(`SELECT COUNT(*) AS ${marker} FROM seq_1_to_100000000000 WHERE seq % 7 = 3`)}`
-            const running = db.query(slow)
-            const find =
-              target.dialect === 'postgres'
-                ? sql`SELECT pid AS id FROM pg_stat_activity WHERE query LIKE ${`%${marker}%`} AND pid <> pg_backend_pid()`
-                : sql`SELECT id FROM information_schema.processlist WHERE info LIKE ${`%${marker}%`} AND id <> CONNECTION_ID()`
-            let id: unknown
-            for (let i = 0; i < 100 && id === undefined; i++) {
-              id = (await admin.query<{id: unknown}>(find))[0]?.id
-              if (id === undefined) await new Promise((r) => setTimeout(r, 50))
-            }
-            expect(id, 'the slow statement never showed up').toBeDefined()
-            await admin.query(target.dialect === 'postgres' ? sql`SELECT pg_cancel_backend(${Number(id)})` : sql`${raw(`KILL QUERY ${Number(id)}`)}`)
-            const line = await rejection(running, url)
-            expect(line).toMatch(/^a statement was cancelled by another session \(.+\); its transaction was rolled back\. Rerun/)
-            expectNoPassword(line, url)
+            await admin.transaction(async (holder) => {
+              await holder.query(sql`${raw(`SELECT id FROM ${table} WHERE id = 42 FOR UPDATE`)}`)
+              const outcome = rejection(db.query(sql`${raw(`SELECT id AS ${marker} FROM ${table} WHERE id = 42 FOR UPDATE`)}`), url)
+              const find =
+                target.dialect === 'postgres'
+                  ? sql`SELECT pid AS id FROM pg_stat_activity WHERE query LIKE ${`%${marker}%`} AND pid <> pg_backend_pid()`
+                  : sql`SELECT id FROM information_schema.processlist WHERE info LIKE ${`%${marker}%`} AND id <> CONNECTION_ID()`
+              let id: unknown
+              for (let i = 0; i < 100 && id === undefined; i++) {
+                id = (await admin.query<{id: unknown}>(find))[0]?.id
+                if (id === undefined) await new Promise((r) => setTimeout(r, 50))
+              }
+              expect(id, 'the waiting statement never showed up').toBeDefined()
+              await admin.query(target.dialect === 'postgres' ? sql`SELECT pg_cancel_backend(${Number(id)})` : sql`${raw(`KILL QUERY ${Number(id)}`)}`)
+              const line = await outcome
+              expect(line).toMatch(/^a statement was cancelled by another session \(.+\); its transaction was rolled back\. Rerun/)
+              expectNoPassword(line, url)
+            })
             expect(await db.query(sql`SELECT 1 AS one`)).toEqual([{one: 1}])
           } finally {
             await db.close()
+            await admin.execute(sql`${raw(`DELETE FROM ${table} WHERE id = 42`)}`)
           }
         },
         HANG_MS,
