@@ -46,9 +46,9 @@ export function expectBatch(changed: number, expected: number): number {
   return changed
 }
 
-/** At or before the cursor in (created_at, id) order: the upper end of a batch's range. */
-function atOrBefore(cursor: Cursor): Where {
-  return (eb) => [eb('created_at', '<=', cursor.at), eb.or([eb('created_at', '<', cursor.at), eb('id', '<=', cursor.id)])]
+/** At or before a row in (created_at, id) order: the upper end of a batch's range (bound values, or subqueries). */
+function atOrBefore(last: {at: string | RawBuilder<unknown>; id: string | RawBuilder<unknown>}): Where {
+  return (eb) => [eb('created_at', '<=', last.at), eb.or([eb('created_at', '<', last.at), eb('id', '<=', last.id)])]
 }
 
 /** After the cursor, in (created_at, id) order; written so a created_at index serves it on every dialect. */
@@ -188,12 +188,6 @@ export async function forEachStatementBatch(
   return progress
 }
 
-/**
- * For one-statement batches: CTE `batch_last` (the last row of CTE `batch`) and the predicate
- * "at or before it". A statement that changes `position AND selection AND inBatch()` touches the
- * batch's rows through a created_at index range, where `id = ANY(ids)` paid one primary-key
- * descent per row; within one statement both see the same snapshot, so they are the same rows.
- */
 /** CTE `batch` of a one-statement batch: the next `size` rows of the selection after the cursor. */
 export function batchRead(ctx: OpsContext, where: Where, position: Where, size: number, skip?: RawBuilder<number>) {
   return ctx.k
@@ -218,11 +212,14 @@ export function summaryRead(ctx: OpsContext, where: Where, position: Where, size
   return compiled(ctx.k, sql`WITH batch AS MATERIALIZED ${batch}, changed AS NOT MATERIALIZED (${changed}) ${summary}`)
 }
 
+/**
+ * For one-statement batches: CTE `batch_last` (the last row of CTE `batch`) and the predicate
+ * "at or before it". A statement that changes `position AND selection AND inBatch()` touches the
+ * batch's rows through a created_at index range, where `id = ANY(ids)` paid one primary-key
+ * descent per row; within one statement both see the same snapshot, so they are the same rows.
+ */
 export const BATCH_LAST = sql`batch_last AS (SELECT created_at, id FROM batch ORDER BY created_at DESC, id DESC LIMIT 1)`
-export const inBatch: Where = () => [
-  sql<SqlBool>`created_at <= (SELECT created_at FROM batch_last)`,
-  sql<SqlBool>`(created_at < (SELECT created_at FROM batch_last) OR id <= (SELECT id FROM batch_last))`,
-]
+export const inBatch: Where = atOrBefore({at: sql`(SELECT created_at FROM batch_last)`, id: sql`(SELECT id FROM batch_last)`})
 
 export interface BatchSummary {
   /** rows the batch read */
