@@ -164,11 +164,11 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
     if (at && (!out.doneThrough || at > out.doneThrough)) out.doneThrough = at
   }
   // rows a live relay holds are counted and listed, never touched
-  const skipLeased = (rows: BatchRow[]) => {
-    const leased = rows.filter((row) => num(row.leased) === 1)
+  const isLeased = (row: BatchRow) => num(row.leased) === 1
+  const skipLeased = (rows: BatchRow[], leased: BatchRow[]) => {
     out.skippedLeased += leased.length
     for (const row of leased) if (out.skippedLeasedIds.length < LISTED_IDS) out.skippedLeasedIds.push(String(row.id))
-    return rows.filter((row) => num(row.leased) !== 1)
+    return rows.filter((row) => !isLeased(row))
   }
   if (db.dialect.batchSummary && !options.fromArchive) {
     const oneStatement = db.dialect.writableCte
@@ -202,12 +202,13 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
 
   const progress = await forEachBatch(ctx, table, where, {size, columns, onProgress: options.onProgress, signal: options.signal}, async (tx, rows, range) => {
     out.matched += rows.length
+    const leased = options.fromArchive ? [] : rows.filter(isLeased)
     let free = rows
     if (options.fromArchive) {
       const present = new Set((await run(tx, k.selectFrom(names.outbox).select('id').where('id', 'in', rows.map((row) => row.id)))).map((row) => String(row.id)))
       free = rows.filter((row) => !present.has(String(row.id)))
       out.alreadyInOutbox += rows.length - free.length
-    } else free = skipLeased(rows)
+    } else free = skipLeased(rows, leased)
     if (free.length === 0) {
       reached(rows)
       return 0
@@ -219,8 +220,8 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
       await exec(tx, k.deleteFrom(names.archive).where('id', 'in', ids))
     } else {
       // the locked rows again through the batch's range, less the leased ones (by id: exact)
-      const leased = rows.filter((row) => num(row.leased) === 1).map((row) => String(row.id))
-      const picked = (eb: any) => eb.and([...where(eb), ...range(eb), ...(leased.length ? [eb('id', 'not in', leased)] : [])])
+      const leasedIds = leased.map((row) => String(row.id))
+      const picked = (eb: any) => eb.and([...where(eb), ...range(eb), ...(leasedIds.length ? [eb('id', 'not in', leasedIds)] : [])])
       // MySQL counts changed rows only (a row already deliverable is not), so: never more than the batch
       changed = await exec(tx, k.updateTable(names.outbox).set(DELIVERABLE).where(picked))
       if (changed > free.length) expectBatch(changed, free.length)
