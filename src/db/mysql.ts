@@ -7,7 +7,7 @@ import {mysql as dialect, READ_COMMITTED} from '../../dialects/mysql.js'
 import {redactUrl} from '../config.js'
 import {poolWaitTimeout} from './errors.js'
 import {checkNetworkUrl} from './url.js'
-import type {Db, OpenOptions, QueryOptions, Queryable, Row} from './types.js'
+import {DEFAULT_CONNECT_TIMEOUT_MS, type Db, type OpenOptions, type QueryOptions, type Queryable, type Row} from './types.js'
 
 function queryable(target: PoolConnection): Queryable {
   async function run(statement: Sql, options?: QueryOptions) {
@@ -67,7 +67,7 @@ export async function openMysql(url: string, options: OpenOptions = {}): Promise
   const mysql2 = (await import('mysql2')).default
   // One callback pool; Kysely and our queries check its connections out through acquire().
   const poolSize = options.poolSize ?? 4
-  const waitMs = options.connectTimeoutMs ?? 10_000
+  const waitMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS
   const callbackPool = mysql2.createPool({
     host: parsed.hostname,
     port: parsed.port ? Number(parsed.port) : 3306,

@@ -6,7 +6,7 @@ import {postgres} from '../../dialects/postgres.js'
 import {redactUrl} from '../config.js'
 import {poolWaitTimeout} from './errors.js'
 import {checkNetworkUrl} from './url.js'
-import type {Db, OpenOptions, QueryOptions, Queryable, Row} from './types.js'
+import {DEFAULT_CONNECT_TIMEOUT_MS, type Db, type OpenOptions, type QueryOptions, type Queryable, type Row} from './types.js'
 
 function config(statement: Sql, options?: QueryOptions): QueryConfig {
   const {text, params} = postgres.compile(statement)
@@ -46,7 +46,7 @@ export async function openPostgres(url: string, options: OpenOptions = {}): Prom
       oid === INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text'),
   }
   const poolSize = options.poolSize ?? 4
-  const waitMs = options.connectTimeoutMs ?? 10_000
+  const waitMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS
   const pool = new pg.Pool({
     connectionString: url.replace(/^postgresql:/i, 'postgres:'),
     max: poolSize,

@@ -6,7 +6,7 @@ import {sqlite as dialect} from '../../dialects/sqlite.js'
 import {redactUrl} from '../config.js'
 import {poolWaitTimeout} from './errors.js'
 import {sqlitePath} from './url.js'
-import type {Db, OpenOptions, Queryable, Row} from './types.js'
+import {DEFAULT_CONNECT_TIMEOUT_MS, type Db, type OpenOptions, type Queryable, type Row} from './types.js'
 
 /**
  * Serialises async sections: the connection is single-threaded but our callers are not.
@@ -88,7 +88,7 @@ export async function openSqlite(url: string, options: OpenOptions = {}): Promis
       return s.run(...bind(params)).changes
     },
   }
-  const mutex = new Mutex(options.connectTimeoutMs ?? 10_000)
+  const mutex = new Mutex(options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS)
   let kysely: Awaited<ReturnType<Db['kysely']>> | undefined
   return {
     dialect,

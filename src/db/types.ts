@@ -39,6 +39,9 @@ export interface Listener {
   close(): Promise<void>
 }
 
+/** OpenOptions.connectTimeoutMs when not given: connecting, and waiting for a free pooled connection */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000
+
 export interface OpenOptions {
   /** pool size (default 4) */
   poolSize?: number
