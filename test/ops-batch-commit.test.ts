@@ -15,6 +15,8 @@ const matrix = await targets()
 
 interface Step {
   text: string
+  /** sent as a kept server-side prepared statement */
+  prepare?: boolean
   /** index of the transaction the statement ran in; undefined outside any */
   tx?: number
 }
@@ -25,14 +27,15 @@ function recording(db: Db): {db: Db; steps: Step[]; commits: number[]} {
   const commits: number[] = []
   let transactions = 0
   const record = (target: Queryable, tx?: number): Queryable => ({
-    query: (statement, options) => (steps.push({text: db.dialect.compile(statement).text, tx}), target.query(statement, options)),
-    execute: (statement, options) => (steps.push({text: db.dialect.compile(statement).text, tx}), target.execute(statement, options)),
+    query: (statement, options) => (steps.push({text: db.dialect.compile(statement).text, tx, prepare: options?.prepare}), target.query(statement, options)),
+    execute: (statement, options) => (steps.push({text: db.dialect.compile(statement).text, tx, prepare: options?.prepare}), target.execute(statement, options)),
   })
   const wrapped: Db = {
     ...db,
     ...record(db),
     transaction: async (fn, options) => {
       const n = transactions++
+      if (options?.first) steps.push({text: db.dialect.compile(options.first).text, tx: n})
       const result = await db.transaction((tx) => fn(record(tx, n)), options)
       commits.push(steps.length) // statements recorded before this commit
       return result
@@ -81,12 +84,29 @@ for (const target of matrix) {
         const relax = db.dialect.compile(relaxed!.relax).text
         const flush = db.dialect.compile(relaxed!.flush).text
         for (const id of batchIds) expect(inBatches.find((s) => s.tx === id)?.text, `batch ${id} starts relaxed`).toBe(relax)
+        // the one statement that does a batch's work has the same text from the second batch on: kept prepared
+        const work = inBatches.filter((s) => s.text !== relax)
+        expect(work).toHaveLength(3)
+        for (const s of work) expect(s.prepare, 'the batch statement is a kept prepared statement').toBe(true)
+        expect(work[1].text).toBe(work[2].text)
         const flushes = r.steps.map((s, i) => ({...s, i})).filter((s) => s.text === flush)
         expect(flushes).toHaveLength(1)
         expect(flushes[0].tx, 'the flush is a transaction of its own').toBeUndefined()
         expect(flushes[0].i, 'after the last batch committed').toBeGreaterThanOrEqual(r.commits[r.commits.length - 1])
       })
     }
+
+    it('a transaction\'s `first` statement runs inside it: rolled back with it, committed with it', async () => {
+      await seed(2)
+      const table = rawTable(db.dialect.table(names, 'outbox'))
+      const first = sql`UPDATE ${table} SET attempts = 7`
+      const attempts = async () => (await db.query<{n: number}>(sql`SELECT SUM(attempts) AS n FROM ${table}`)).map((r) => Number(r.n))[0]
+      await expect(db.transaction(async () => Promise.reject(new Error('undo')), {first})).rejects.toThrow('undo')
+      expect(await attempts()).toBe(2)
+      const seen = await db.transaction(async (tx) => Number((await tx.query<{n: number}>(sql`SELECT SUM(attempts) AS n FROM ${table}`))[0].n), {first})
+      expect(seen, 'the body sees what first did').toBe(14)
+      expect(await attempts()).toBe(14)
+    })
 
     // A batch picks its rows again by (created_at, id) range where that is cheaper than an id
     // list. Whatever plan the server takes for that (a full scan on a small table), it must not
@@ -112,10 +132,8 @@ for (const target of matrix) {
 
     it.skipIf(target.dialect !== 'postgres')('the relaxed setting holds for the batch transaction only, and the flush commit waits for the disk', async () => {
       const relaxed = db.dialect.relaxedBatchCommit!
-      const inside = await db.transaction(async (tx) => {
-        await tx.execute(relaxed.relax)
-        return (await tx.query<{s: string}>(sql`SELECT current_setting('synchronous_commit') AS s`))[0].s
-      })
+      // as batches pass it: the transaction's first statement, sent with BEGIN
+      const inside = await db.transaction(async (tx) => (await tx.query<{s: string}>(sql`SELECT current_setting('synchronous_commit') AS s`))[0].s, {first: relaxed.relax})
       expect(inside).toBe('off')
       // the same pooled session afterwards (pool of 4, but SET LOCAL never outlives its transaction)
       const after = await db.transaction(async (tx) => (await tx.query<{s: string}>(sql`SELECT current_setting('synchronous_commit') AS s`))[0].s)

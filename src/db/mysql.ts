@@ -104,11 +104,13 @@ export async function openMysql(url: string, options: OpenOptions = {}): Promise
     safeUrl: redactUrl(url),
     query: (statement, options) => onPool((q) => q.query(statement, options)),
     execute: (statement, options) => onPool((q) => q.execute(statement, options)),
-    async transaction(fn) {
+    async transaction(fn, options) {
       const connection = (await acquire()).promise()
       try {
         await connection.query('START TRANSACTION')
-        const result = await fn(queryable(connection))
+        const tx = queryable(connection)
+        if (options?.first) await tx.execute(options.first)
+        const result = await fn(tx)
         await connection.query('COMMIT')
         connection.release()
         return result

@@ -72,10 +72,13 @@ export async function openPostgres(url: string, options: OpenOptions = {}): Prom
     dialect: postgres,
     safeUrl: redactUrl(url),
     ...base,
-    async transaction(fn) {
+    async transaction(fn, options) {
       const client = await connect()
       try {
-        await client.query('BEGIN')
+        const first = options?.first && postgres.compile(options.first)
+        if (first && first.params.length) throw new TypeError('a transaction\'s first statement takes no parameters')
+        // a query without values goes as one simple-protocol message, which may hold two statements
+        await client.query(first ? `BEGIN; ${first.text}` : 'BEGIN')
         const result = await fn(queryable(client))
         await client.query('COMMIT')
         client.release()

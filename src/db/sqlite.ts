@@ -99,6 +99,7 @@ export async function openSqlite(url: string, options: OpenOptions = {}): Promis
       mutex.run(async () => {
         database.exec(options?.immediate === false ? 'BEGIN' : 'BEGIN IMMEDIATE')
         try {
+          if (options?.first) await direct.execute(options.first)
           const result = await fn(direct)
           database.exec('COMMIT')
           return result

@@ -17,6 +17,11 @@ export interface Queryable {
 export interface TransactionOptions {
   /** SQLite: BEGIN IMMEDIATE takes the write lock up front (default true) */
   immediate?: boolean
+  /**
+   * a statement without parameters run first in the transaction (a SET LOCAL); PostgreSQL
+   * sends it with BEGIN in one round trip
+   */
+  first?: Sql
 }
 
 export interface Db extends Queryable {

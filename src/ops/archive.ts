@@ -11,9 +11,9 @@ import type {TableNames} from '../../dialects/index.js'
 import {failpoint} from '../chaos/failpoints.js'
 import type {Db, Queryable} from '../db/index.js'
 import {UsageError} from '../errors.js'
-import {BATCH_LAST, batchRead, countBy, forEachBatch, forEachStatementBatch, expectBatch, forEachSummarisedBatch, inBatch, summaryRead, tally, tallySummary, type BatchRow, type Progress, type Where} from './batches.js'
+import {BATCH_LAST, batchRead, countBy, forEachBatch, forEachStatementBatch, expectBatch, forEachSummarisedBatch, inBatch, summarisedStatement, summaryRead, tally, tallySummary, type BatchRow, type Progress, type Where} from './batches.js'
 import {ALL_COLUMNS, sampleOf, toStoredEvent, type SampleEvent} from './events.js'
-import {compiled, databaseNow, exec, num, opsContext, pointInTime, run, type OpsContext} from './query.js'
+import {databaseNow, exec, num, opsContext, pointInTime, run, type OpsContext} from './query.js'
 
 export const DEFAULT_MIN_PUBLISHED_AGE_MS = 24 * 3_600_000
 
@@ -224,10 +224,10 @@ function summarisedMove(ctx: OpsContext, where: Where, position: Where, size: nu
   const {k, names, db} = ctx
   const batch = batchRead(ctx, where, position, size)
   const picked = (eb: any) => eb.and([...where(eb), ...position(eb), ...inBatch(eb)])
-  const summary = sql.raw(db.dialect.batchSummary!({sample, listed: 0}))
+  const wanted = {sample, listed: 0}
   if (purge) {
     const changed = k.deleteFrom(names.outbox).where(picked).returning(['id', 'event_type', 'created_at'])
-    return compiled(k, sql`WITH batch AS MATERIALIZED (${batch}), ${BATCH_LAST}, changed AS (${changed}) ${summary}`)
+    return summarisedStatement(ctx, sql`batch AS MATERIALIZED (${batch}), ${BATCH_LAST}, changed AS (${changed})`, wanted)
   }
   const moved = k.deleteFrom(names.outbox).where(picked).returning([...ALL_COLUMNS])
   const changed = k
@@ -236,7 +236,7 @@ function summarisedMove(ctx: OpsContext, where: Where, position: Where, size: nu
     // raw: `moved` is declared in the raw WITH, where a --schema prefix must not reach it
     .expression(sql`SELECT ${sql.raw(ALL_COLUMNS.join(', '))}, ${sql.raw(db.dialect.now)} FROM moved`)
     .returning(['id', 'event_type', 'created_at'])
-  return compiled(k, sql`WITH batch AS MATERIALIZED (${batch}), ${BATCH_LAST}, moved AS (${moved}), changed AS (${changed}) ${summary}`)
+  return summarisedStatement(ctx, sql`batch AS MATERIALIZED (${batch}), ${BATCH_LAST}, moved AS (${moved}), changed AS (${changed})`, wanted)
 }
 
 /**

@@ -2,7 +2,7 @@
 // SQLite mutex and BEGIN IMMEDIATE) as Sql fragments, so there is one execution path.
 import type {CompiledQuery, Kysely, RawBuilder} from 'kysely'
 import {Sql, type TableNames} from '../../dialects/index.js'
-import type {Db, Queryable, Row} from '../db/index.js'
+import type {Db, Queryable, QueryOptions, Row} from '../db/index.js'
 
 export interface OpsContext {
   db: Db
@@ -52,13 +52,20 @@ export function compiled(k: Kysely<any>, statement: RawBuilder<unknown>): Compil
   return {compile: () => statement.compile(k)}
 }
 
-export function run<R = Row>(target: Queryable, query: Compilable): Promise<R[]> {
-  return target.query<R>(fromCompiled(query.compile()))
+export function run<R = Row>(target: Queryable, query: Compilable, options?: QueryOptions): Promise<R[]> {
+  return target.query<R>(fromCompiled(query.compile()), options)
 }
 
-export function exec(target: Queryable, query: Compilable): Promise<number> {
-  return target.execute(fromCompiled(query.compile()))
+export function exec(target: Queryable, query: Compilable, options?: QueryOptions): Promise<number> {
+  return target.execute(fromCompiled(query.compile()), options)
 }
+
+/**
+ * For a statement every batch sends again with only its values changed: the server keeps it
+ * parsed (and PostgreSQL, once its plan proves stable, planned) per connection. PostgreSQL,
+ * 1M-row archive at --batch 1000: parse and plan were ~2 ms of a ~12 ms batch.
+ */
+export const REPEATED: QueryOptions = {prepare: true}
 
 /** The database clock, read once so every figure of one report refers to the same instant. */
 export async function databaseNow(db: Queryable & {dialect: Db['dialect']}): Promise<Date> {

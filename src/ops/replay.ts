@@ -7,9 +7,9 @@ import type {TableNames} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
 import {UsageError} from '../errors.js'
 import {isUuid} from '../uuid.js'
-import {BATCH_LAST, batchRead, countBy, expectBatch, forEachBatch, forEachSummarisedBatch, inBatch, leasedNow, summaryRead, tally, tallySummary, type BatchRow, type Progress, type Where} from './batches.js'
+import {BATCH_LAST, batchRead, countBy, expectBatch, forEachBatch, forEachSummarisedBatch, inBatch, leasedNow, summarisedStatement, summaryRead, tally, tallySummary, type BatchRow, type Progress, type Where} from './batches.js'
 import {sampleOf, type SampleEvent} from './events.js'
-import {compiled, databaseNow, exec, num, opsContext, pointInTime, run, type OpsContext} from './query.js'
+import {databaseNow, exec, num, opsContext, pointInTime, run, type OpsContext} from './query.js'
 
 export interface ReplaySelection {
   /** created_at at or after (inclusive); required unless ids or failedOnly */
@@ -252,6 +252,5 @@ function summarisedReplay(ctx: OpsContext, where: Where, position: Where, size: 
     .set(DELIVERABLE)
     .where((eb) => eb.and([...where(eb), ...position(eb), ...inBatch(eb), notLeased(ctx)]))
     .returning(['id', 'event_type', 'created_at'])
-  const summary = sql.raw(db.dialect.batchSummary!(wanted))
-  return compiled(k, sql`WITH batch AS MATERIALIZED (${batch}), ${BATCH_LAST}, changed AS (${changed}) ${summary}`)
+  return summarisedStatement(ctx, sql`batch AS MATERIALIZED (${batch}), ${BATCH_LAST}, changed AS (${changed})`, wanted)
 }
