@@ -172,4 +172,12 @@ export interface Dialect {
    * is global) or none is needed (SQLite in WAL mode with synchronous=NORMAL).
    */
   readonly relaxedBatchCommit?: {relax: Sql; flush: Sql}
+  /**
+   * A connection setting for a whole archive or replay run, whose batches commit back to back:
+   * `read` returns its current value (one row, one column), `set(n)` sets it; the run sets
+   * `during` first and puts back what it read last. SQLite: checkpoint the WAL every 10,000
+   * pages (~40 MB) instead of every 1,000, so a page several batches touch is copied into the
+   * database once per checkpoint, not once per few batches (1M-row replay: 6.9 s against 7.5-8.2 s).
+   */
+  readonly batchRunSetting?: {read: Sql; set(value: number): Sql; during: number}
 }

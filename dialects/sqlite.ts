@@ -199,6 +199,12 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   writableCte: false,
   // read before the change (no writable CTEs); skipped rows are rare, so they are only looked
   // for when the counts differ (CASE evaluates lazily; NOT IN builds a transient index)
+  batchRunSetting: {
+    read: sql`PRAGMA wal_autocheckpoint`,
+    // PRAGMA takes no bound parameters: a validated integer, inlined
+    set: (pages) => sql`PRAGMA wal_autocheckpoint = ${raw(String(pagesOrThrow(pages)))}`,
+    during: 10_000,
+  },
   batchSummary: ({sample, listed}) => `SELECT
   (SELECT COUNT(*) FROM batch) AS seen,
   (SELECT COUNT(*) FROM changed) AS changed,
@@ -208,4 +214,9 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
     ELSE (SELECT json_group_array(id) FROM (SELECT id FROM batch WHERE id NOT IN (SELECT id FROM changed) ORDER BY created_at, id LIMIT ${Number(listed)})) END AS skipped_ids,
   last.cursor_at, last.id AS cursor_id
 FROM (SELECT 1) one LEFT JOIN (SELECT created_at AS cursor_at, id FROM batch ORDER BY created_at DESC, id DESC LIMIT 1) last ON true`,
+}
+
+function pagesOrThrow(pages: number): number {
+  if (!Number.isSafeInteger(pages) || pages < 0) throw new RangeError(`invalid wal_autocheckpoint ${pages}`)
+  return pages
 }

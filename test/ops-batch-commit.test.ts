@@ -108,6 +108,29 @@ for (const target of matrix) {
       expect(await attempts()).toBe(14)
     })
 
+    it.skipIf(target.dialect !== 'sqlite')('SQLite: the run checkpoints the WAL less often and puts the setting back, also when a batch fails', async () => {
+      const setting = db.dialect.batchRunSetting!
+      const read = async () => Number(Object.values((await db.query(setting.read))[0])[0])
+      await db.execute(setting.set(1234))
+      try {
+        await seed(25)
+        const r = recording(db)
+        let during = 0
+        const watching: Db = {...r.db, transaction: async (fn, options) => r.db.transaction(async (tx) => ((during = Number(Object.values((await tx.query(setting.read))[0])[0])), fn(tx)), options)}
+        expect((await replay(watching, names, {since: '30d', batch: 10})).replayed).toBe(25)
+        expect(during).toBe(setting.during)
+        expect(await read()).toBe(1234)
+        // a batch that fails: the setting is put back all the same
+        await seed(25)
+        let n = 0
+        const failing: Db = {...db, transaction: async (fn, options) => (++n === 2 ? Promise.reject(new Error('batch 2 failed')) : db.transaction(fn, options))}
+        await expect(archive(failing, names, {before: '1d', batch: 10})).rejects.toThrow('batch 2 failed')
+        expect(await read()).toBe(1234)
+      } finally {
+        await db.execute(setting.set(1000))
+      }
+    })
+
     // A batch picks its rows again by (created_at, id) range where that is cheaper than an id
     // list. Whatever plan the server takes for that (a full scan on a small table), it must not
     // wait on a row outside the selection that another session holds: a producer's fresh row

@@ -74,39 +74,58 @@ export async function forEachBatch(
   options: BatchOptions & {columns?: SelectExpression<any, any>[]},
   step: (tx: Queryable, rows: BatchRow[], range: Where) => Promise<number>,
 ): Promise<Progress> {
-  const {db, k} = ctx
-  const progress: Progress = {seen: 0, changed: 0, batches: 0}
-  const cursorAt = sql.raw<string>(db.dialect.exactTime('created_at'))
-  let cursor: Cursor | undefined
-  for (;;) {
-    if (await stopRequested(options, progress)) break
-    const position = after(cursor)
-    let query = k
-      .selectFrom(table)
-      .select(['id', 'event_type', cursorAt.as('cursor_at'), ...(options.columns ?? [])])
-      .where((eb) => eb.and([...where(eb), ...position(eb)]))
-      .orderBy('created_at')
-      .orderBy('id')
-      .limit(options.size)
-    if (db.dialect.name !== 'sqlite') query = query.forUpdate()
-    // not REPEATED: on MariaDB a kept prepared statement made this read slower (300k-row archive 10.9 s vs 10.2 s)
-    const batch = await batchTransaction(db, async (tx) => {
-      const rows = (await run(tx, query)) as BatchRow[]
-      const last = rows[rows.length - 1]
-      const changed = rows.length > 0 ? await step(tx, rows, rangeOf(position, {at: String(last.cursor_at), id: String(last.id)})) : 0
-      return {rows, changed}
-    })
-    if (batch.rows.length === 0) break
-    progress.seen += batch.rows.length
-    progress.changed += batch.changed
-    progress.batches++
-    const last = batch.rows[batch.rows.length - 1]
-    cursor = {at: String(last.cursor_at), id: String(last.id)}
-    options.onProgress?.({...progress})
-    if (batch.rows.length < options.size) break
+  return duringBatches(ctx.db, async () => {
+    const {db, k} = ctx
+    const progress: Progress = {seen: 0, changed: 0, batches: 0}
+    const cursorAt = sql.raw<string>(db.dialect.exactTime('created_at'))
+    let cursor: Cursor | undefined
+    for (;;) {
+      if (await stopRequested(options, progress)) break
+      const position = after(cursor)
+      let query = k
+        .selectFrom(table)
+        .select(['id', 'event_type', cursorAt.as('cursor_at'), ...(options.columns ?? [])])
+        .where((eb) => eb.and([...where(eb), ...position(eb)]))
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(options.size)
+      if (db.dialect.name !== 'sqlite') query = query.forUpdate()
+      // not REPEATED: on MariaDB a kept prepared statement made this read slower (300k-row archive 10.9 s vs 10.2 s)
+      const batch = await batchTransaction(db, async (tx) => {
+        const rows = (await run(tx, query)) as BatchRow[]
+        const last = rows[rows.length - 1]
+        const changed = rows.length > 0 ? await step(tx, rows, rangeOf(position, {at: String(last.cursor_at), id: String(last.id)})) : 0
+        return {rows, changed}
+      })
+      if (batch.rows.length === 0) break
+      progress.seen += batch.rows.length
+      progress.changed += batch.changed
+      progress.batches++
+      const last = batch.rows[batch.rows.length - 1]
+      cursor = {at: String(last.cursor_at), id: String(last.id)}
+      options.onProgress?.({...progress})
+      if (batch.rows.length < options.size) break
+    }
+    await flushBatches(db, progress)
+    return progress
+  })
+}
+
+/**
+ * Runs a whole batch loop under the dialect's setting for back-to-back batches
+ * (Dialect.batchRunSetting), and puts back the value it found, whatever happens.
+ */
+async function duringBatches<T>(db: Db, loop: () => Promise<T>): Promise<T> {
+  const setting = db.dialect.batchRunSetting
+  if (!setting) return loop()
+  const [row] = await db.query(setting.read)
+  const before = Number(Object.values(row ?? {})[0])
+  await db.execute(setting.set(setting.during))
+  try {
+    return await loop()
+  } finally {
+    if (Number.isSafeInteger(before)) await db.execute(setting.set(before))
   }
-  await flushBatches(db, progress)
-  return progress
 }
 
 /** One batch's transaction; where the dialect allows, it commits without waiting for the disk (see flushBatches). */
@@ -163,27 +182,29 @@ export async function forEachStatementBatch(
   statement: (position: Where) => Compilable,
   afterRows: (tx: Queryable, rows: BatchRow[]) => Promise<number>,
 ): Promise<Progress> {
-  const progress: Progress = {seen: 0, changed: 0, batches: 0}
-  let cursor: Cursor | undefined
-  for (;;) {
-    if (await stopRequested(options, progress)) break
-    const query = statement(after(cursor))
-    const batch = await batchTransaction(ctx.db, async (tx) => {
-      const rows = (await run(tx, query, REPEATED)) as BatchRow[]
-      return {rows, changed: rows.length > 0 ? await afterRows(tx, rows) : 0}
-    })
-    if (batch.rows.length === 0) break
-    progress.seen += batch.rows.length
-    progress.changed += batch.changed
-    progress.batches++
-    // RETURNING order is not guaranteed: the cursor is the greatest (created_at, id) seen
-    const last = batch.rows.reduce((a, b) => (keyOf(b) > keyOf(a) ? b : a))
-    cursor = {at: String(last.cursor_at), id: String(last.id)}
-    options.onProgress?.({...progress})
-    if (batch.rows.length < options.size) break
-  }
-  await flushBatches(ctx.db, progress)
-  return progress
+  return duringBatches(ctx.db, async () => {
+    const progress: Progress = {seen: 0, changed: 0, batches: 0}
+    let cursor: Cursor | undefined
+    for (;;) {
+      if (await stopRequested(options, progress)) break
+      const query = statement(after(cursor))
+      const batch = await batchTransaction(ctx.db, async (tx) => {
+        const rows = (await run(tx, query, REPEATED)) as BatchRow[]
+        return {rows, changed: rows.length > 0 ? await afterRows(tx, rows) : 0}
+      })
+      if (batch.rows.length === 0) break
+      progress.seen += batch.rows.length
+      progress.changed += batch.changed
+      progress.batches++
+      // RETURNING order is not guaranteed: the cursor is the greatest (created_at, id) seen
+      const last = batch.rows.reduce((a, b) => (keyOf(b) > keyOf(a) ? b : a))
+      cursor = {at: String(last.cursor_at), id: String(last.id)}
+      options.onProgress?.({...progress})
+      if (batch.rows.length < options.size) break
+    }
+    await flushBatches(ctx.db, progress)
+    return progress
+  })
 }
 
 /** CTE `batch` of a one-statement batch: the next `size` rows of the selection after the cursor. */
@@ -255,30 +276,32 @@ export async function forEachSummarisedBatch(
   statement: (position: Where) => Compilable | Promise<Compilable>,
   onBatch: (summary: BatchSummary) => void,
 ): Promise<Progress> {
-  const progress: Progress = {seen: 0, changed: 0, batches: 0}
-  let cursor: Cursor | undefined
-  for (;;) {
-    if (await stopRequested(options, progress)) break
-    const position = after(cursor)
-    const query = await statement(position)
-    const summary = await batchTransaction(ctx.db, async (tx) => {
-      const [row] = await run(tx, query, REPEATED)
-      const read = readSummary(row ?? {})
-      if (options.change && read.cursor) expectBatch(await options.change(tx, rangeOf(position, read.cursor)), read.changed)
-      options.beforeCommit?.()
-      return read
-    })
-    if (summary.seen === 0) break
-    progress.seen += summary.seen
-    progress.changed += summary.changed
-    progress.batches++
-    onBatch(summary)
-    cursor = summary.cursor
-    options.onProgress?.({...progress})
-    if (summary.seen < options.size || !cursor) break
-  }
-  await flushBatches(ctx.db, progress)
-  return progress
+  return duringBatches(ctx.db, async () => {
+    const progress: Progress = {seen: 0, changed: 0, batches: 0}
+    let cursor: Cursor | undefined
+    for (;;) {
+      if (await stopRequested(options, progress)) break
+      const position = after(cursor)
+      const query = await statement(position)
+      const summary = await batchTransaction(ctx.db, async (tx) => {
+        const [row] = await run(tx, query, REPEATED)
+        const read = readSummary(row ?? {})
+        if (options.change && read.cursor) expectBatch(await options.change(tx, rangeOf(position, read.cursor)), read.changed)
+        options.beforeCommit?.()
+        return read
+      })
+      if (summary.seen === 0) break
+      progress.seen += summary.seen
+      progress.changed += summary.changed
+      progress.batches++
+      onBatch(summary)
+      cursor = summary.cursor
+      options.onProgress?.({...progress})
+      if (summary.seen < options.size || !cursor) break
+    }
+    await flushBatches(ctx.db, progress)
+    return progress
+  })
 }
 
 /** A one-statement batch (writable CTEs): `ctes` (which must define `batch` and `changed`), then the dialect's summary of them. */
