@@ -198,22 +198,34 @@ async function openExport(path: string): Promise<FileHandle> {
 
 /**
  * A batch's rows copied into the archive (unless purging), picked again through the batch's
- * (created_at, id) range, then deleted. With the locked batch's `ids` (MySQL/MariaDB) the
- * delete goes by id: a DELETE by range would wait on any other session's locked row its plan
- * happens to scan (an UPDATE would not: READ COMMITTED reads such a row's last committed
- * version; the copy is a plain read). Every copied row is deleted or the batch rolls back:
+ * (created_at, id) range, then deleted. Every copied row is deleted or the batch rolls back:
  * never in both tables, never in neither.
+ *
+ * With the `locked` batch's ids, in order (MySQL/MariaDB), the delete goes by range too, as
+ * `ORDER BY created_at, id LIMIT <batch size>`: InnoDB's DELETE locks the index record after
+ * a range before it sees the range has ended, so without the LIMIT it would wait on the next
+ * batch's first row whenever another session holds it; with it, the scan stops at the batch's
+ * last row. (By id list instead: 17-18 ms per 1000 rows against 13 ms.) The LIMIT could only
+ * pick a wrong row if one entered the range after the copy; the range ends at the batch's last
+ * row, so that row would then be the one left behind: it must be gone, or the batch rolls back.
  */
-async function moveRange(ctx: OpsContext, tx: Queryable, where: Where, range: Where, purge: boolean, ids?: string[]): Promise<number> {
+async function moveRange(ctx: OpsContext, tx: Queryable, where: Where, range: Where, purge: boolean, locked?: string[]): Promise<number> {
   const {k, names, db} = ctx
   const picked = (eb: any) => eb.and([...where(eb), ...range(eb)])
-  const remove = ids ? k.deleteFrom(names.outbox).where('id', 'in', ids) : k.deleteFrom(names.outbox).where(picked)
-  if (purge) return exec(tx, remove)
+  const remove = locked ? k.deleteFrom(names.outbox).where(picked).orderBy('created_at').orderBy('id').limit(locked.length) : k.deleteFrom(names.outbox).where(picked)
+  const removeLocked = async () => {
+    const removed = expectBatch(await exec(tx, remove), locked!.length)
+    const last = locked![locked!.length - 1]
+    const [left] = await run(tx, k.selectFrom(names.outbox).select(sql<number>`COUNT(*)`.as('n')).where('id', '=', last))
+    if (num(left?.n) > 0) throw new Error('a row entered the batch\'s range while it was moved; it was rolled back, rerun')
+    return removed
+  }
+  if (purge) return locked ? removeLocked() : exec(tx, remove)
   const copy = k.selectFrom(names.outbox).select([...ALL_COLUMNS, sql.raw(db.dialect.now).as('archived_at')]).where(picked)
   const copied = await exec(tx, k.insertInto(names.archive).columns([...ALL_COLUMNS, 'archived_at']).expression(copy))
-  if (ids) expectBatch(copied, ids.length)
+  if (locked) expectBatch(copied, locked.length)
   failpoint('archive.mid-batch')
-  return expectBatch(await exec(tx, remove), copied)
+  return locked ? removeLocked() : expectBatch(await exec(tx, remove), copied)
 }
 
 /**
