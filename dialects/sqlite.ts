@@ -197,14 +197,14 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   // stored as ISO-8601 text already: exact as it is
   exactTime: (column) => column,
   writableCte: false,
-  // read before the change (no writable CTEs); skipped rows are rare, so they are only looked
-  // for when the counts differ (CASE evaluates lazily; NOT IN builds a transient index)
   batchRunSetting: {
     read: sql`PRAGMA wal_autocheckpoint`,
     // PRAGMA takes no bound parameters: a validated integer, inlined
     set: (pages) => sql`PRAGMA wal_autocheckpoint = ${raw(String(pagesOrThrow(pages)))}`,
     during: 10_000,
   },
+  // read before the change (no writable CTEs); skipped rows are rare, so they are only looked
+  // for when the counts differ (CASE evaluates lazily; NOT IN builds a transient index)
   batchSummary: ({sample, listed}) => `SELECT
   (SELECT COUNT(*) FROM batch) AS seen,
   (SELECT COUNT(*) FROM changed) AS changed,

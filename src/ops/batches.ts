@@ -120,12 +120,17 @@ async function duringBatches<T>(db: Db, loop: () => Promise<T>): Promise<T> {
   if (!setting) return loop()
   const [row] = await db.query(setting.read)
   const before = Number(Object.values(row ?? {})[0])
+  const restore = () => (Number.isSafeInteger(before) ? db.execute(setting.set(before)) : Promise.resolve(0))
   await db.execute(setting.set(setting.during))
+  let result: T
   try {
-    return await loop()
-  } finally {
-    if (Number.isSafeInteger(before)) await db.execute(setting.set(before))
+    result = await loop()
+  } catch (error) {
+    await restore().catch(() => {}) // the loop's error is the one to report
+    throw error
   }
+  await restore()
+  return result
 }
 
 /** One batch's transaction; where the dialect allows, it commits without waiting for the disk (see flushBatches). */

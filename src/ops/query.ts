@@ -63,7 +63,7 @@ export function exec(target: Queryable, query: Compilable, options?: QueryOption
 /**
  * For a statement every batch sends again with only its values changed: the server keeps it
  * parsed (and PostgreSQL, once its plan proves stable, planned) per connection. PostgreSQL,
- * 1M-row archive at --batch 1000: parse and plan were ~2 ms of a ~12 ms batch.
+ * 1M-row archive at --batch 1000: parse and plan were ~1.2 ms of a ~12.5 ms batch (server log).
  */
 export const REPEATED: QueryOptions = {prepare: true}
 

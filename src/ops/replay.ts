@@ -245,7 +245,7 @@ function notLeased(ctx: OpsContext, at?: Date) {
  * (Dialect.batchSummary); rows read but not changed are the leased ones.
  */
 function summarisedReplay(ctx: OpsContext, where: Where, position: Where, size: number, wanted: {sample: number; listed: number}) {
-  const {k, names, db} = ctx
+  const {k, names} = ctx
   const batch = batchRead(ctx, where, position, size)
   const changed = k
     .updateTable(names.outbox)
