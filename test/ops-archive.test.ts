@@ -81,7 +81,6 @@ for (const target of matrix) {
             (tx) =>
               fn({
                 ...tx,
-                query: (s, o) => tx.query(s, o),
                 execute: async (s, o) => {
                   if (!entered && /^delete/i.test(db.dialect.compile(s).text.trim())) {
                     entered = true // another session, committed before the delete runs

@@ -100,23 +100,22 @@ for (const target of matrix) {
       await seed(2)
       const table = rawTable(db.dialect.table(names, 'outbox'))
       const first = sql`UPDATE ${table} SET attempts = 7`
-      const attempts = async () => (await db.query<{n: number}>(sql`SELECT SUM(attempts) AS n FROM ${table}`)).map((r) => Number(r.n))[0]
+      const attempts = async (q: Queryable = db) => Number((await q.query<{n: number}>(sql`SELECT SUM(attempts) AS n FROM ${table}`))[0].n)
       await expect(db.transaction(async () => Promise.reject(new Error('undo')), {first})).rejects.toThrow('undo')
       expect(await attempts()).toBe(2)
-      const seen = await db.transaction(async (tx) => Number((await tx.query<{n: number}>(sql`SELECT SUM(attempts) AS n FROM ${table}`))[0].n), {first})
+      const seen = await db.transaction((tx) => attempts(tx), {first})
       expect(seen, 'the body sees what first did').toBe(14)
       expect(await attempts()).toBe(14)
     })
 
     it.skipIf(target.dialect !== 'sqlite')('SQLite: the run checkpoints the WAL less often and puts the setting back, also when a batch fails', async () => {
       const setting = db.dialect.batchRunSetting!
-      const read = async () => Number(Object.values((await db.query(setting.read))[0])[0])
+      const read = async (q: Queryable = db) => Number(Object.values((await q.query(setting.read))[0])[0])
       await db.execute(setting.set(1234))
       try {
         await seed(25)
-        const r = recording(db)
         let during = 0
-        const watching: Db = {...r.db, transaction: async (fn, options) => r.db.transaction(async (tx) => ((during = Number(Object.values((await tx.query(setting.read))[0])[0])), fn(tx)), options)}
+        const watching: Db = {...db, transaction: async (fn, options) => db.transaction(async (tx) => ((during = await read(tx)), fn(tx)), options)}
         expect((await replay(watching, names, {since: '30d', batch: 10})).replayed).toBe(25)
         expect(during).toBe(setting.during)
         expect(await read()).toBe(1234)

@@ -213,19 +213,18 @@ async function moveRange(ctx: OpsContext, tx: Queryable, where: Where, range: Wh
   const {k, names, db} = ctx
   const picked = (eb: any) => eb.and([...where(eb), ...range(eb)])
   const remove = locked ? k.deleteFrom(names.outbox).where(picked).orderBy('created_at').orderBy('id').limit(locked.length) : k.deleteFrom(names.outbox).where(picked)
-  const removeLocked = async () => {
-    const removed = expectBatch(await exec(tx, remove), locked!.length)
-    const last = locked![locked!.length - 1]
-    const [left] = await run(tx, k.selectFrom(names.outbox).select(sql<number>`COUNT(*)`.as('n')).where('id', '=', last))
+  const removeLocked = async (batch: string[]) => {
+    const removed = expectBatch(await exec(tx, remove), batch.length)
+    const [left] = await run(tx, k.selectFrom(names.outbox).select(sql<number>`COUNT(*)`.as('n')).where('id', '=', batch[batch.length - 1]))
     if (num(left?.n) > 0) throw new Error('a row entered the batch\'s range while it was moved; it was rolled back, rerun')
     return removed
   }
-  if (purge) return locked ? removeLocked() : exec(tx, remove)
+  if (purge) return locked ? removeLocked(locked) : exec(tx, remove)
   const copy = k.selectFrom(names.outbox).select([...ALL_COLUMNS, sql.raw(db.dialect.now).as('archived_at')]).where(picked)
   const copied = await exec(tx, k.insertInto(names.archive).columns([...ALL_COLUMNS, 'archived_at']).expression(copy))
   if (locked) expectBatch(copied, locked.length)
   failpoint('archive.mid-batch')
-  return locked ? removeLocked() : expectBatch(await exec(tx, remove), copied)
+  return locked ? removeLocked(locked) : expectBatch(await exec(tx, remove), copied)
 }
 
 /**

@@ -74,7 +74,7 @@ export async function forEachBatch(
   options: BatchOptions & {columns?: SelectExpression<any, any>[]},
   step: (tx: Queryable, rows: BatchRow[], range: Where) => Promise<number>,
 ): Promise<Progress> {
-  return duringBatches(ctx.db, async () => {
+  return batchRun(ctx.db, async () => {
     const {db, k} = ctx
     const progress: Progress = {seen: 0, changed: 0, batches: 0}
     const cursorAt = sql.raw<string>(db.dialect.exactTime('created_at'))
@@ -106,31 +106,31 @@ export async function forEachBatch(
       options.onProgress?.({...progress})
       if (batch.rows.length < options.size) break
     }
-    await flushBatches(db, progress)
     return progress
   })
 }
 
 /**
- * Runs a whole batch loop under the dialect's setting for back-to-back batches
- * (Dialect.batchRunSetting), and puts back the value it found, whatever happens.
+ * What a whole run of batches needs around its loop: the dialect's setting for back-to-back
+ * batches (Dialect.batchRunSetting), put back to the value found whatever happens, and, after
+ * a loop that ends normally (done or interrupted), flushBatches.
  */
-async function duringBatches<T>(db: Db, loop: () => Promise<T>): Promise<T> {
+async function batchRun(db: Db, loop: () => Promise<Progress>): Promise<Progress> {
   const setting = db.dialect.batchRunSetting
-  if (!setting) return loop()
-  const [row] = await db.query(setting.read)
+  const [row] = setting ? await db.query(setting.read) : []
   const before = Number(Object.values(row ?? {})[0])
-  const restore = () => (Number.isSafeInteger(before) ? db.execute(setting.set(before)) : Promise.resolve(0))
-  await db.execute(setting.set(setting.during))
-  let result: T
+  const restore = () => (setting && Number.isSafeInteger(before) ? db.execute(setting.set(before)) : Promise.resolve(0))
+  if (setting) await db.execute(setting.set(setting.during))
+  let progress: Progress
   try {
-    result = await loop()
+    progress = await loop()
+    await flushBatches(db, progress)
   } catch (error) {
     await restore().catch(() => {}) // the loop's error is the one to report
     throw error
   }
   await restore()
-  return result
+  return progress
 }
 
 /** One batch's transaction; where the dialect allows, it commits without waiting for the disk (see flushBatches). */
@@ -187,7 +187,7 @@ export async function forEachStatementBatch(
   statement: (position: Where) => Compilable,
   afterRows: (tx: Queryable, rows: BatchRow[]) => Promise<number>,
 ): Promise<Progress> {
-  return duringBatches(ctx.db, async () => {
+  return batchRun(ctx.db, async () => {
     const progress: Progress = {seen: 0, changed: 0, batches: 0}
     let cursor: Cursor | undefined
     for (;;) {
@@ -207,7 +207,6 @@ export async function forEachStatementBatch(
       options.onProgress?.({...progress})
       if (batch.rows.length < options.size) break
     }
-    await flushBatches(ctx.db, progress)
     return progress
   })
 }
@@ -281,7 +280,7 @@ export async function forEachSummarisedBatch(
   statement: (position: Where) => Compilable | Promise<Compilable>,
   onBatch: (summary: BatchSummary) => void,
 ): Promise<Progress> {
-  return duringBatches(ctx.db, async () => {
+  return batchRun(ctx.db, async () => {
     const progress: Progress = {seen: 0, changed: 0, batches: 0}
     let cursor: Cursor | undefined
     for (;;) {
@@ -304,7 +303,6 @@ export async function forEachSummarisedBatch(
       options.onProgress?.({...progress})
       if (summary.seen < options.size || !cursor) break
     }
-    await flushBatches(ctx.db, progress)
     return progress
   })
 }
