@@ -158,7 +158,8 @@ export interface Dialect {
    * per event, which is what made batched archive and replay several times slower than one
    * bulk statement. With writableCte the statement changes the rows itself; without, the
    * summary is read first and the change follows over the batch's (created_at, id) range in
-   * the same transaction, which only a single-writer database (SQLite) makes exact.
+   * the same transaction, which only a single-writer database (SQLite) makes exact. With
+   * writableCte, CTE `batch_last` (the batch's last row: created_at, id) is defined as well.
    */
   batchSummary?(options: {sample: number; listed: number}): string
   /**

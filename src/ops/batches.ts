@@ -307,7 +307,7 @@ export async function forEachSummarisedBatch(
   })
 }
 
-/** A one-statement batch (writable CTEs): `ctes` (which must define `batch` and `changed`), then the dialect's summary of them. */
+/** A one-statement batch (writable CTEs): `ctes` (which must define `batch`, `batch_last` (BATCH_LAST) and `changed`), then the dialect's summary of them. */
 export function summarisedStatement(ctx: OpsContext, ctes: RawBuilder<unknown>, wanted: {sample: number; listed: number}): Compilable {
   return compiled(ctx.k, sql`WITH ${ctes} ${sql.raw(ctx.db.dialect.batchSummary!(wanted))}`)
 }
