@@ -230,6 +230,8 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   // mysql2 parses DATETIME(6) into a millisecond Date; the cursor needs the microseconds.
   exactTime: (column) => `DATE_FORMAT(${column}, '%Y-%m-%d %H:%i:%s.%f')`,
   writableCte: false,
+  clusteredById: true,
+  keysetRowValues: true,
 }
 
 function isMariaDb(version: string): boolean {

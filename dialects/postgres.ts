@@ -208,6 +208,8 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   // pg parses timestamptz into a millisecond Date; the cursor needs the microseconds.
   exactTime: exactUtc,
   writableCte: true,
+  clusteredById: false,
+  keysetRowValues: false,
   relaxedBatchCommit: {relax: sql`SET LOCAL synchronous_commit = off`, flush: sql`SELECT txid_current() AS flushed_through`},
   // the cursor comes from CTE batch_last, which every one-statement batch defines: sorting the
   // batch a second time for it cost ~0.4 ms of a ~5.5 ms 1000-row archive batch

@@ -197,6 +197,9 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   // stored as ISO-8601 text already: exact as it is
   exactTime: (column) => column,
   writableCte: false,
+  // rowid order; the id primary key is a separate index
+  clusteredById: false,
+  keysetRowValues: false,
   batchRunSetting: {
     read: sql`PRAGMA wal_autocheckpoint`,
     // PRAGMA takes no bound parameters: a validated integer, inlined

@@ -208,11 +208,20 @@ async function openExport(path: string): Promise<FileHandle> {
  * last row. (By id list instead: 17-18 ms per 1000 rows against 13 ms.) The LIMIT could only
  * pick a wrong row if one entered the range after the copy; the range ends at the batch's last
  * row, so that row would then be the one left behind: it must be gone, or the batch rolls back.
+ *
+ * Where rows are stored in id order (Dialect.clusteredById) and the batch's first and last ids
+ * are its smallest and largest (time-ordered ids such as UUIDv7, as our producer writes them),
+ * both statements also say `id BETWEEN first AND last` and the delete goes `ORDER BY id`: the
+ * server reads the batch in place, and the LIMIT still ends the scan on the batch's last row,
+ * which is now also its largest id, so the same check holds.
  */
 async function moveRange(ctx: OpsContext, tx: Queryable, where: Where, range: Where, purge: boolean, locked?: string[]): Promise<number> {
   const {k, names, db} = ctx
-  const picked = (eb: any) => eb.and([...where(eb), ...range(eb)])
-  const remove = locked ? k.deleteFrom(names.outbox).where(picked).orderBy('created_at').orderBy('id').limit(locked.length) : k.deleteFrom(names.outbox).where(picked)
+  const byId = locked !== undefined && db.dialect.clusteredById && spansIds(locked)
+  const idSpan: Where = byId ? (eb) => [eb('id', '>=', locked[0]), eb('id', '<=', locked[locked.length - 1])] : () => []
+  const picked = (eb: any) => eb.and([...where(eb), ...range(eb), ...idSpan(eb)])
+  const deleting = k.deleteFrom(names.outbox).where(picked)
+  const remove = !locked ? deleting : (byId ? deleting.orderBy('id') : deleting.orderBy('created_at').orderBy('id')).limit(locked.length)
   const removeLocked = async (batch: string[]) => {
     const removed = expectBatch(await exec(tx, remove), batch.length)
     const [left] = await run(tx, k.selectFrom(names.outbox).select(sql<number>`COUNT(*)`.as('n')).where('id', '=', batch[batch.length - 1]))
@@ -225,6 +234,12 @@ async function moveRange(ctx: OpsContext, tx: Queryable, where: Where, range: Wh
   if (locked) expectBatch(copied, locked.length)
   failpoint('archive.mid-batch')
   return locked ? removeLocked(locked) : expectBatch(await exec(tx, remove), copied)
+}
+
+/** The first id is the smallest and the last the largest (the column compares bytes: ascii_bin). */
+function spansIds(ids: string[]): boolean {
+  const [first, last] = [ids[0], ids[ids.length - 1]]
+  return ids.every((id) => id >= first && id <= last)
 }
 
 /**

@@ -35,8 +35,8 @@ export interface BatchRow {
 }
 
 /** The (created_at, id) span from the batch's start position through its last row. */
-function rangeOf(position: Where, last: Cursor): Where {
-  const through = atOrBefore(last)
+function rangeOf(position: Where, last: Cursor, rowValues = false): Where {
+  const through = atOrBefore(last, rowValues)
   return (eb) => [...position(eb), ...through(eb)]
 }
 
@@ -46,14 +46,22 @@ export function expectBatch(changed: number, expected: number): number {
   return changed
 }
 
-/** At or before a row in (created_at, id) order: the upper end of a batch's range (bound values, or subqueries). */
-function atOrBefore(last: {at: string | RawBuilder<unknown>; id: string | RawBuilder<unknown>}): Where {
+/**
+ * At or before a row in (created_at, id) order: the upper end of a batch's range (bound values,
+ * or subqueries). `rowValues`: as Dialect.keysetRowValues says.
+ */
+function atOrBefore(last: {at: string | RawBuilder<unknown>; id: string | RawBuilder<unknown>}, rowValues = false): Where {
+  if (rowValues) return (eb) => [eb('created_at', '<=', last.at), sql<SqlBool>`(created_at, id) <= (${last.at}, ${last.id})`]
   return (eb) => [eb('created_at', '<=', last.at), eb.or([eb('created_at', '<', last.at), eb('id', '<=', last.id)])]
 }
 
-/** After the cursor, in (created_at, id) order; written so a created_at index serves it on every dialect. */
-export function after(cursor: Cursor | undefined): Where {
+/**
+ * After the cursor, in (created_at, id) order; written so a created_at index serves it on every
+ * dialect. `rowValues`: as Dialect.keysetRowValues says.
+ */
+export function after(cursor: Cursor | undefined, rowValues = false): Where {
   if (!cursor) return () => []
+  if (rowValues) return (eb) => [eb('created_at', '>=', cursor.at), sql<SqlBool>`(created_at, id) > (${cursor.at}, ${cursor.id})`]
   return (eb) => [eb('created_at', '>=', cursor.at), eb.or([eb('created_at', '>', cursor.at), eb('id', '>', cursor.id)])]
 }
 
@@ -78,10 +86,11 @@ export async function forEachBatch(
     const {db, k} = ctx
     const progress: Progress = {seen: 0, changed: 0, batches: 0}
     const cursorAt = sql.raw<string>(db.dialect.exactTime('created_at'))
+    const rowValues = db.dialect.keysetRowValues
     let cursor: Cursor | undefined
     for (;;) {
       if (await stopRequested(options, progress)) break
-      const position = after(cursor)
+      const position = after(cursor, rowValues)
       let query = k
         .selectFrom(table)
         .select(['id', 'event_type', cursorAt.as('cursor_at'), ...(options.columns ?? [])])
@@ -94,7 +103,7 @@ export async function forEachBatch(
       const batch = await batchTransaction(db, async (tx) => {
         const rows = (await run(tx, query)) as BatchRow[]
         const last = rows[rows.length - 1]
-        const changed = rows.length > 0 ? await step(tx, rows, rangeOf(position, {at: String(last.cursor_at), id: String(last.id)})) : 0
+        const changed = rows.length > 0 ? await step(tx, rows, rangeOf(position, {at: String(last.cursor_at), id: String(last.id)}, rowValues)) : 0
         return {rows, changed}
       })
       if (batch.rows.length === 0) break
