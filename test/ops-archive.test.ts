@@ -131,6 +131,16 @@ for (const target of matrix) {
         }
         expect(await inExactlyOneTable(db, names, inserted)).toBe(12)
       })
+
+      it(`--delete purges batch by batch, nothing else (ids ${shape})`, async () => {
+        await clear(db, names)
+        now = await databaseNow(db)
+        const rows = Array.from({length: 10}, (_, i): RowSpec => ({id: idOf(order(i)), type: 'c', created: -50 * DAY + i, published: i === 5 ? undefined : -50 * DAY + i + 1}))
+        const inserted = await insertRows(db, names, now, rows)
+        expect(await archive(db, names, {before: cutoff(), batch: 4, delete: true})).toMatchObject({archived: 9, batches: 3})
+        expect(await ids(db, names, 'outbox')).toEqual([inserted[5]]) // the pending one
+        expect(await ids(db, names, 'archive')).toEqual([])
+      })
     }
 
     it('moves published events created before the cutoff (exclusive), published over 24h ago; never the rest', async () => {

@@ -30,7 +30,7 @@ export const ignoringLeases = (dialect: Dialect) => edited(dialect, (t) => t.rep
 
 /** MySQL/MariaDB: the claim may not use an index, so it sorts (and locks) every pending row */
 export const withoutIndex = (dialect: Dialect) =>
-  edited(dialect, (t, names) => t.replace(/(FROM \S+ e)\n/, `$1 IGNORE INDEX (${names.outbox}_claim_idx, ${names.outbox}_created_at_idx)\n`))
+  edited(dialect, (t, names) => t.replace(/(FROM \S+ e)( FORCE INDEX \([^)]*\))?\n/, `$1 IGNORE INDEX (${names.outbox}_claim_idx, ${names.outbox}_created_at_idx)\n`))
 
 /**
  * PostgreSQL: the article's form, `UPDATE ... WHERE id IN (SELECT ... LIMIT n FOR UPDATE SKIP
