@@ -11,7 +11,7 @@ import type {TableNames} from '../../dialects/index.js'
 import {failpoint} from '../chaos/failpoints.js'
 import type {Db, Queryable} from '../db/index.js'
 import {UsageError} from '../errors.js'
-import {BATCH_LAST, batchRead, countBy, forEachBatch, forEachStatementBatch, expectBatch, forEachSummarisedBatch, inBatch, summarisedStatement, summaryRead, tally, tallySummary, type BatchRow, type Progress, type Where} from './batches.js'
+import {batchRead, countBy, forEachBatch, forEachStatementBatch, expectBatch, forEachSummarisedBatch, inBatch, summarisedStatement, summaryRead, tally, tallySummary, type BatchRow, type Progress, type Where} from './batches.js'
 import {ALL_COLUMNS, sampleOf, toStoredEvent, type SampleEvent} from './events.js'
 import {databaseNow, exec, num, opsContext, pointInTime, run, type OpsContext} from './query.js'
 
@@ -253,7 +253,7 @@ function summarisedMove(ctx: OpsContext, where: Where, position: Where, size: nu
   const wanted = {sample, listed: 0}
   if (purge) {
     const changed = k.deleteFrom(names.outbox).where(picked).returning(['id', 'event_type', 'created_at'])
-    return summarisedStatement(ctx, sql`batch AS MATERIALIZED (${batch}), ${BATCH_LAST}, changed AS (${changed})`, wanted)
+    return summarisedStatement(ctx, batch, sql`changed AS (${changed})`, wanted)
   }
   const moved = k.deleteFrom(names.outbox).where(picked).returning([...ALL_COLUMNS])
   const changed = k
@@ -262,7 +262,7 @@ function summarisedMove(ctx: OpsContext, where: Where, position: Where, size: nu
     // raw: `moved` is declared in the raw WITH, where a --schema prefix must not reach it
     .expression(sql`SELECT ${sql.raw(ALL_COLUMNS.join(', '))}, ${sql.raw(db.dialect.now)} FROM moved`)
     .returning(['id', 'event_type', 'created_at'])
-  return summarisedStatement(ctx, sql`batch AS MATERIALIZED (${batch}), ${BATCH_LAST}, moved AS (${moved}), changed AS (${changed})`, wanted)
+  return summarisedStatement(ctx, batch, sql`moved AS (${moved}), changed AS (${changed})`, wanted)
 }
 
 /**

@@ -35,7 +35,7 @@ export interface BatchRow {
 }
 
 /** The (created_at, id) span from the batch's start position through its last row. */
-function rangeOf(position: Where, last: Cursor, rowValues = false): Where {
+function rangeOf(position: Where, last: Cursor, rowValues: boolean): Where {
   const through = atOrBefore(last, rowValues)
   return (eb) => [...position(eb), ...through(eb)]
 }
@@ -50,7 +50,7 @@ export function expectBatch(changed: number, expected: number): number {
  * At or before a row in (created_at, id) order: the upper end of a batch's range (bound values,
  * or subqueries). `rowValues`: as Dialect.keysetRowValues says.
  */
-function atOrBefore(last: {at: string | RawBuilder<unknown>; id: string | RawBuilder<unknown>}, rowValues = false): Where {
+function atOrBefore(last: {at: string | RawBuilder<unknown>; id: string | RawBuilder<unknown>}, rowValues: boolean): Where {
   if (rowValues) return (eb) => [eb('created_at', '<=', last.at), sql<SqlBool>`(created_at, id) <= (${last.at}, ${last.id})`]
   return (eb) => [eb('created_at', '<=', last.at), eb.or([eb('created_at', '<', last.at), eb('id', '<=', last.id)])]
 }
@@ -59,7 +59,7 @@ function atOrBefore(last: {at: string | RawBuilder<unknown>; id: string | RawBui
  * After the cursor, in (created_at, id) order; written so a created_at index serves it on every
  * dialect. `rowValues`: as Dialect.keysetRowValues says.
  */
-export function after(cursor: Cursor | undefined, rowValues = false): Where {
+export function after(cursor: Cursor | undefined, rowValues: boolean): Where {
   if (!cursor) return () => []
   if (rowValues) return (eb) => [eb('created_at', '>=', cursor.at), sql<SqlBool>`(created_at, id) > (${cursor.at}, ${cursor.id})`]
   return (eb) => [eb('created_at', '>=', cursor.at), eb.or([eb('created_at', '>', cursor.at), eb('id', '>', cursor.id)])]
@@ -198,10 +198,11 @@ export async function forEachStatementBatch(
 ): Promise<Progress> {
   return batchRun(ctx.db, async () => {
     const progress: Progress = {seen: 0, changed: 0, batches: 0}
+    const rowValues = ctx.db.dialect.keysetRowValues
     let cursor: Cursor | undefined
     for (;;) {
       if (await stopRequested(options, progress)) break
-      const query = statement(after(cursor))
+      const query = statement(after(cursor, rowValues))
       const batch = await batchTransaction(ctx.db, async (tx) => {
         const rows = (await run(tx, query, REPEATED)) as BatchRow[]
         return {rows, changed: rows.length > 0 ? await afterRows(tx, rows) : 0}
@@ -250,8 +251,9 @@ export function summaryRead(ctx: OpsContext, where: Where, position: Where, size
  * batch's rows through a created_at index range, where `id = ANY(ids)` paid one primary-key
  * descent per row; within one statement both see the same snapshot, so they are the same rows.
  */
-export const BATCH_LAST = sql`batch_last AS (SELECT created_at, id FROM batch ORDER BY created_at DESC, id DESC LIMIT 1)`
-export const inBatch: Where = atOrBefore({at: sql`(SELECT created_at FROM batch_last)`, id: sql`(SELECT id FROM batch_last)`})
+const BATCH_LAST = sql`batch_last AS (SELECT created_at, id FROM batch ORDER BY created_at DESC, id DESC LIMIT 1)`
+// one-statement batches run on PostgreSQL only, whose keyset bounds are never row values
+export const inBatch: Where = atOrBefore({at: sql`(SELECT created_at FROM batch_last)`, id: sql`(SELECT id FROM batch_last)`}, false)
 
 export interface BatchSummary {
   /** rows the batch read */
@@ -291,15 +293,16 @@ export async function forEachSummarisedBatch(
 ): Promise<Progress> {
   return batchRun(ctx.db, async () => {
     const progress: Progress = {seen: 0, changed: 0, batches: 0}
+    const rowValues = ctx.db.dialect.keysetRowValues
     let cursor: Cursor | undefined
     for (;;) {
       if (await stopRequested(options, progress)) break
-      const position = after(cursor)
+      const position = after(cursor, rowValues)
       const query = await statement(position)
       const summary = await batchTransaction(ctx.db, async (tx) => {
         const [row] = await run(tx, query, REPEATED)
         const read = readSummary(row ?? {})
-        if (options.change && read.cursor) expectBatch(await options.change(tx, rangeOf(position, read.cursor)), read.changed)
+        if (options.change && read.cursor) expectBatch(await options.change(tx, rangeOf(position, read.cursor, rowValues)), read.changed)
         options.beforeCommit?.()
         return read
       })
@@ -316,9 +319,13 @@ export async function forEachSummarisedBatch(
   })
 }
 
-/** A one-statement batch (writable CTEs): `ctes` (which must define `batch`, `batch_last` (BATCH_LAST) and `changed`), then the dialect's summary of them. */
-export function summarisedStatement(ctx: OpsContext, ctes: RawBuilder<unknown>, wanted: {sample: number; listed: number}): Compilable {
-  return compiled(ctx.k, sql`WITH ${ctes} ${sql.raw(ctx.db.dialect.batchSummary!(wanted))}`)
+/**
+ * A one-statement batch (writable CTEs): CTE `batch` (batchRead, MATERIALIZED: computed once,
+ * so its LIMIT bounds the rows, cf. BUG #15715) and `batch_last` (what inBatch and the
+ * dialect's summary read), then `ctes` (which must define `changed`), then the summary.
+ */
+export function summarisedStatement(ctx: OpsContext, batch: ReturnType<typeof batchRead>, ctes: RawBuilder<unknown>, wanted: {sample: number; listed: number}): Compilable {
+  return compiled(ctx.k, sql`WITH batch AS MATERIALIZED (${batch}), ${BATCH_LAST}, ${ctes} ${sql.raw(ctx.db.dialect.batchSummary!(wanted))}`)
 }
 
 function readSummary(row: Record<string, unknown>): BatchSummary {

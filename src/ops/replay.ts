@@ -7,7 +7,7 @@ import type {TableNames} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
 import {UsageError} from '../errors.js'
 import {isUuid} from '../uuid.js'
-import {BATCH_LAST, batchRead, countBy, expectBatch, forEachBatch, forEachSummarisedBatch, inBatch, leasedNow, summarisedStatement, summaryRead, tally, tallySummary, type BatchRow, type Progress, type Where} from './batches.js'
+import {batchRead, countBy, expectBatch, forEachBatch, forEachSummarisedBatch, inBatch, leasedNow, summarisedStatement, summaryRead, tally, tallySummary, type BatchRow, type Progress, type Where} from './batches.js'
 import {sampleOf, type SampleEvent} from './events.js'
 import {databaseNow, exec, num, opsContext, pointInTime, run, type OpsContext} from './query.js'
 
@@ -252,5 +252,5 @@ function summarisedReplay(ctx: OpsContext, where: Where, position: Where, size: 
     .set(DELIVERABLE)
     .where((eb) => eb.and([...where(eb), ...position(eb), ...inBatch(eb), notLeased(ctx)]))
     .returning(['id', 'event_type', 'created_at'])
-  return summarisedStatement(ctx, sql`batch AS MATERIALIZED (${batch}), ${BATCH_LAST}, changed AS (${changed})`, wanted)
+  return summarisedStatement(ctx, batch, sql`changed AS (${changed})`, wanted)
 }
