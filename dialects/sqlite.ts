@@ -206,17 +206,28 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
     set: (pages) => sql`PRAGMA wal_autocheckpoint = ${raw(String(pagesOrThrow(pages)))}`,
     during: 10_000,
   },
-  // read before the change (no writable CTEs); skipped rows are rare, so they are only looked
-  // for when the counts differ (CASE evaluates lazily; NOT IN builds a transient index)
-  batchSummary: ({sample, listed}) => `SELECT
-  (SELECT COUNT(*) FROM batch) AS seen,
-  (SELECT COUNT(*) FROM changed) AS changed,
-  (SELECT json_group_object(event_type, n) FROM (SELECT event_type, COUNT(*) AS n FROM changed GROUP BY event_type)) AS by_type,
-  (SELECT json_group_array(json_object('id', id, 'event_type', event_type, 'created_at', created_at)) FROM (SELECT id, event_type, created_at FROM changed ORDER BY created_at, id LIMIT ${Number(sample)})) AS sample,
-  CASE WHEN (SELECT COUNT(*) FROM batch) = (SELECT COUNT(*) FROM changed) THEN '[]'
-    ELSE (SELECT json_group_array(id) FROM (SELECT id FROM batch WHERE id NOT IN (SELECT id FROM changed) ORDER BY created_at, id LIMIT ${Number(listed)})) END AS skipped_ids,
-  last.cursor_at, last.id AS cursor_id
-FROM (SELECT 1) one LEFT JOIN (SELECT created_at AS cursor_at, id FROM batch ORDER BY created_at DESC, id DESC LIMIT 1) last ON true`,
+  rowLocator: {column: 'rowid', onlyByLocator: ' NOT INDEXED'},
+  // Read before the change (no writable CTEs), in one pass over the batch: a GROUP BY per type,
+  // summed up. Handing the 1000 rows to JavaScript instead cost more than this whole summary
+  // (1.9 against 1.5 ms in the same run), a MATERIALIZED batch read by several subqueries
+  // 1.6 ms. The last row comes
+  // from max(created_at || char(1) || id): char(1) sorts below every character of a
+  // timestamp, so this max is the (created_at, id) maximum even if created_at widths differ.
+  // The sample and skipped rows read the batch a second time, only in the batches that need
+  // them (the first; one with leased rows); CASE evaluates lazily.
+  batchSummary: ({sample, listed}) => `SELECT seen, changed, by_type, span_lo, span_hi,
+  substr(last_key, 1, instr(last_key, char(1)) - 1) AS cursor_at, substr(last_key, instr(last_key, char(1)) + 1) AS cursor_id,
+  ${sample > 0 ? `(SELECT json_group_array(json_object('id', id, 'event_type', event_type, 'created_at', created_at)) FROM (SELECT id, event_type, created_at FROM batch WHERE skip = 0 ORDER BY created_at, id LIMIT ${Number(sample)}))` : "'[]'"} AS sample,
+  ${listed > 0 ? `CASE WHEN seen = changed THEN '[]' ELSE (SELECT json_group_array(id) FROM (SELECT id FROM batch WHERE skip = 1 ORDER BY created_at, id LIMIT ${Number(listed)})) END` : "'[]'"} AS skipped_ids
+FROM (
+  SELECT sum(n) AS seen, sum(n - skipped) AS changed, json_group_object(event_type, n - skipped) FILTER (WHERE n > skipped) AS by_type,
+    min(lo) AS span_lo, max(hi) AS span_hi, max(last_key) AS last_key
+  FROM (
+    SELECT event_type, COUNT(*) AS n, sum(skip) AS skipped, min(CASE WHEN skip = 0 THEN locator END) AS lo, max(CASE WHEN skip = 0 THEN locator END) AS hi,
+      max(created_at || char(1) || id) AS last_key
+    FROM batch GROUP BY event_type
+  )
+)`,
 }
 
 function pagesOrThrow(pages: number): number {

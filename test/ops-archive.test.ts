@@ -166,6 +166,34 @@ for (const target of matrix) {
       expect(await ids(db, names, 'outbox')).toEqual(kept())
     })
 
+    // SQLite moves a batch through the rowid span of its rows when the span is tight
+    // (Dialect.rowLocator), else through the created_at index: rows that must stay (pending,
+    // failed, published recently, created after the cutoff) stored between them stay either way
+    for (const [layout, between] of [['side by side', 1], ['far apart', 12]] as const) {
+      it(`a batch moves its own rows only, with other rows stored between them (${layout})`, async () => {
+        await clear(db, names)
+        now = await databaseNow(db)
+        const stay: RowSpec[] = [
+          {type: 'c', created: -50 * DAY},
+          {type: 'c', created: -50 * DAY, failed: -49 * DAY, attempts: 5},
+          {type: 'c', created: -50 * DAY, published: -3600},
+          {type: 'c', created: -10 * DAY, published: -9 * DAY},
+        ]
+        const specs: RowSpec[] = []
+        const wanted: number[] = []
+        for (let i = 0; i < 8; i++) {
+          wanted.push(specs.length)
+          specs.push({type: 'c', created: -50 * DAY + i, published: -50 * DAY + i + 1})
+          for (let j = 0; j < between; j++) specs.push({...stay[(i + j) % stay.length], created: stay[(i + j) % stay.length].created + i})
+        }
+        const rows = await insertRows(db, names, now, specs)
+        const r = await archive(db, names, {before: cutoff(), batch: 3})
+        expect(r).toMatchObject({archived: 8, byType: {c: 8}, batches: 3})
+        expect(await ids(db, names, 'archive')).toEqual(wanted.map((i) => rows[i]).sort())
+        expect(await inExactlyOneTable(db, names, rows)).toBe(8)
+      })
+    }
+
     it('a dry run counts the same rows and changes nothing', async () => {
       await reset()
       const snap = await snapshot(db, names)

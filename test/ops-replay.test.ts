@@ -84,6 +84,30 @@ for (const target of matrix) {
       expect(rows.filter((x) => x.published_at === null && x.lease_owner === null).map((x) => String(x.id)).sort()).toEqual(tied.filter((_, i) => i !== 3).sort())
     })
 
+    // SQLite changes a batch through the rowid span of its rows when the span is tight
+    // (Dialect.rowLocator), else through the created_at index: rows outside the batch stored
+    // between its rows (after --until, another --type, leased) must be left alone either way
+    for (const [layout, between] of [['side by side', 1], ['far apart', 12]] as const) {
+      it(`a batch changes its own rows only, with other rows stored between them (${layout})`, async () => {
+        await clear(db, names)
+        now = await databaseNow(db)
+        const specs: RowSpec[] = []
+        const wanted: number[] = []
+        for (let i = 0; i < 8; i++) {
+          wanted.push(specs.length)
+          specs.push({type: 'in', created: -500 + i, published: -400, attempts: 1})
+          for (let j = 0; j < between; j++) specs.push(j % 2 ? {type: 'in', created: -100 + i, published: -50, attempts: 1} : {type: 'other', created: -500 + i, published: -400, attempts: 1})
+          if (i === 4) specs.push({type: 'in', created: -495.5, leaseOwner: 'relay-live', leaseUntil: 600, attempts: 1})
+        }
+        const rows = await insertRows(db, names, now, specs)
+        const leasedId = rows[specs.findIndex((x) => x.leaseOwner)]
+        const r = await replay(db, names, {since: iso(-500), until: iso(-200), types: ['in'], batch: 3})
+        expect(r).toMatchObject({matched: 9, replayed: 8, skippedLeased: 1, skippedLeasedIds: [leasedId], byType: {in: 8}, batches: 3})
+        const replayed = await db.query(sql`SELECT id FROM ${outbox()} WHERE published_at IS NULL AND lease_owner IS NULL ORDER BY id`)
+        expect(replayed.map((x) => String(x.id))).toEqual(wanted.map((i) => rows[i]).sort())
+      })
+    }
+
     it('a dry run reports the same and changes nothing', async () => {
       await reset()
       const before = await snapshot(db, names)

@@ -11,7 +11,7 @@ import type {TableNames} from '../../dialects/index.js'
 import {failpoint} from '../chaos/failpoints.js'
 import type {Db, Queryable} from '../db/index.js'
 import {UsageError} from '../errors.js'
-import {batchRead, countBy, forEachBatch, forEachStatementBatch, expectBatch, forEachSummarisedBatch, inBatch, summarisedStatement, summaryRead, tally, tallySummary, type BatchRow, type Progress, type Where} from './batches.js'
+import {batchRead, changeTarget, countBy, forEachBatch, forEachStatementBatch, expectBatch, forEachSummarisedBatch, inBatch, summarisedStatement, summaryRead, tally, tallySummary, type BatchRow, type LocatorSpan, type Progress, type Where} from './batches.js'
 import {ALL_COLUMNS, sampleOf, toStoredEvent, type SampleEvent} from './events.js'
 import {databaseNow, exec, num, opsContext, pointInTime, run, type OpsContext} from './query.js'
 
@@ -126,7 +126,7 @@ export async function archive(db: Db, names: TableNames, options: ArchiveOptions
           signal: options.signal,
           // moveRange has the failpoint between its copy and its delete
           beforeCommit: oneStatement ? () => failpoint('archive.mid-batch') : undefined,
-          change: oneStatement ? undefined : (tx, range) => moveRange(ctx, tx, where, range, purge),
+          change: oneStatement ? undefined : (tx, range, span) => moveRange(ctx, tx, where, range, purge, {span}),
         },
         // the sample is only gathered until it is full
         (position) => {
@@ -153,7 +153,7 @@ export async function archive(db: Db, names: TableNames, options: ArchiveOptions
     }
     const progress = await forEachBatch(ctx, names.outbox, where, {size, columns, onProgress: options.onProgress, signal: options.signal}, async (tx, rows, range) => {
       await exportRows(rows)
-      const moved = await moveRange(ctx, tx, where, range, Boolean(options.delete), rows.map((row) => String(row.id)))
+      const moved = await moveRange(ctx, tx, where, range, Boolean(options.delete), {locked: rows.map((row) => String(row.id))})
       tally(out, ctx, rows, SAMPLE)
       return moved
     })
@@ -214,13 +214,18 @@ async function openExport(path: string): Promise<FileHandle> {
  * both statements also say `id BETWEEN first AND last` and the delete goes `ORDER BY id`: the
  * server reads the batch in place, and the LIMIT still ends the scan on the batch's last row,
  * which is now also its largest id, so the same check holds.
+ *
+ * Given the locator span of a summarised batch (SQLite: rowids), both statements read the
+ * table by that span alone (changeTarget); the range and selection still pick the rows.
  */
-async function moveRange(ctx: OpsContext, tx: Queryable, where: Where, range: Where, purge: boolean, locked?: string[]): Promise<number> {
+async function moveRange(ctx: OpsContext, tx: Queryable, where: Where, range: Where, purge: boolean, batch: {locked?: string[]; span?: LocatorSpan}): Promise<number> {
   const {k, names, db} = ctx
+  const {locked} = batch
   const byId = locked !== undefined && db.dialect.clusteredById && spansIds(locked)
   const idSpan: Where = byId ? (eb) => [eb('id', '>=', locked[0]), eb('id', '<=', locked[locked.length - 1])] : () => []
-  const picked = (eb: any) => eb.and([...where(eb), ...range(eb), ...idSpan(eb)])
-  const deleting = k.deleteFrom(names.outbox).where(picked)
+  const target = changeTarget(ctx, names.outbox, batch.span)
+  const picked = (eb: any) => eb.and([...target.within(eb), ...where(eb), ...range(eb), ...idSpan(eb)])
+  const deleting = k.deleteFrom(target.table).where(picked)
   const remove = !locked ? deleting : (byId ? deleting.orderBy('id') : deleting.orderBy('created_at').orderBy('id')).limit(locked.length)
   const removeLocked = async (batch: string[]) => {
     const removed = expectBatch(await exec(tx, remove), batch.length)
@@ -229,7 +234,7 @@ async function moveRange(ctx: OpsContext, tx: Queryable, where: Where, range: Wh
     return removed
   }
   if (purge) return locked ? removeLocked(locked) : exec(tx, remove)
-  const copy = k.selectFrom(names.outbox).select([...ALL_COLUMNS, sql.raw(db.dialect.now).as('archived_at')]).where(picked)
+  const copy = k.selectFrom(target.table).select([...ALL_COLUMNS, sql.raw(db.dialect.now).as('archived_at')]).where(picked)
   const copied = await exec(tx, k.insertInto(names.archive).columns([...ALL_COLUMNS, 'archived_at']).expression(copy))
   if (locked) expectBatch(copied, locked.length)
   failpoint('archive.mid-batch')

@@ -237,12 +237,12 @@ export function batchRead(ctx: OpsContext, where: Where, position: Where, size: 
  * (forEachSummarisedBatch's `change`); `skip` is 1 for the rows the change will leave alone.
  */
 export function summaryRead(ctx: OpsContext, where: Where, position: Where, size: number, wanted: {sample: number; listed: number}, skip?: RawBuilder<number>) {
-  const batch = batchRead(ctx, where, position, size, skip)
-  const changed = sql`SELECT id, event_type, created_at FROM batch${sql.raw(skip ? ' WHERE skip = 0' : '')}`
+  const locator = ctx.db.dialect.rowLocator
+  const batch = batchRead(ctx, where, position, size, skip ?? sql<number>`0`).$if(Boolean(locator), (qb) => qb.select(sql.raw(locator!.column).as('locator')))
   const summary = sql.raw(ctx.db.dialect.batchSummary!(wanted))
-  // an embedded query compiles in parentheses already; SQLite refuses a second pair
-  // `changed` is a filter of the materialized batch: recomputing it is cheaper than storing it (SQLite, 1000 rows: 0.8 vs 1.0 ms)
-  return compiled(ctx.k, sql`WITH batch AS MATERIALIZED ${batch}, changed AS NOT MATERIALIZED (${changed}) ${summary}`)
+  // NOT MATERIALIZED: the summary's one pass reads it as it is produced; the rare second
+  // reader (sample, skipped ids) reads it again rather than every batch storing it
+  return compiled(ctx.k, sql`WITH batch AS NOT MATERIALIZED ${batch} ${summary}`)
 }
 
 /**
@@ -267,6 +267,35 @@ export interface BatchSummary {
   skippedIds: string[]
   /** the batch's last (created_at, id) */
   cursor?: Cursor
+  /** without writable CTEs, where the dialect has a rowLocator: the smallest and largest locator of the rows to change */
+  span?: LocatorSpan
+}
+
+export interface LocatorSpan {
+  lo: number
+  hi: number
+}
+
+/**
+ * A span this much longer than the batch goes through the indexes instead: the locator read
+ * costs one row per locator in the span (rows inserted out of created_at order, or a
+ * selective --type, spread a batch thinly).
+ */
+const SPAN_SLACK = 2
+
+/**
+ * The table a summarised batch's change names, and the predicate that keeps it to the
+ * batch's locator span (Dialect.rowLocator): given a span the change reads the table by
+ * locator alone; without one, through the indexes as before.
+ */
+export function changeTarget(ctx: OpsContext, table: string, span: LocatorSpan | undefined): {table: any; within: Where} {
+  const locator = ctx.db.dialect.rowLocator
+  if (!span || !locator) return {table, within: () => []}
+  const name = sql.table(ctx.names.schema ? `${ctx.names.schema}.${table}` : table)
+  return {
+    table: sql`${name}${sql.raw(locator.onlyByLocator)}`,
+    within: () => [sql<SqlBool>`${sql.raw(locator.column)} BETWEEN ${span.lo} AND ${span.hi}`],
+  }
 }
 
 /**
@@ -276,8 +305,9 @@ export interface BatchSummary {
  * cursor, changes it and returns the summary. Without (SQLite), `statement` only reads the
  * summary and `change` then changes the same rows through the batch's (created_at, id) range,
  * in the same transaction: exact only where that transaction excludes every other writer, so
- * the change must report as many rows as the summary said. `beforeCommit` runs inside the
- * batch's transaction after the change (a failpoint).
+ * the change must report as many rows as the summary said. The change also gets the locator
+ * span of those rows when it is tight enough to read instead (changeTarget). `beforeCommit`
+ * runs inside the batch's transaction after the change (a failpoint).
  *
  * Each batch stays an explicit transaction even where it is one statement: a process that
  * stops (second SIGTERM, --timeout, crash) while its batch waits on a lock leaves a
@@ -287,7 +317,7 @@ export interface BatchSummary {
  */
 export async function forEachSummarisedBatch(
   ctx: OpsContext,
-  options: BatchOptions & {beforeCommit?: () => void; change?: (tx: Queryable, range: Where) => Promise<number>},
+  options: BatchOptions & {beforeCommit?: () => void; change?: (tx: Queryable, range: Where, span?: LocatorSpan) => Promise<number>},
   statement: (position: Where) => Compilable | Promise<Compilable>,
   onBatch: (summary: BatchSummary) => void,
 ): Promise<Progress> {
@@ -302,7 +332,8 @@ export async function forEachSummarisedBatch(
       const summary = await batchTransaction(ctx.db, async (tx) => {
         const [row] = await run(tx, query, REPEATED)
         const read = readSummary(row ?? {})
-        if (options.change && read.cursor) expectBatch(await options.change(tx, rangeOf(position, read.cursor, rowValues)), read.changed)
+        const span = read.span && read.span.hi - read.span.lo < SPAN_SLACK * read.seen ? read.span : undefined
+        if (options.change && read.cursor) expectBatch(await options.change(tx, rangeOf(position, read.cursor, rowValues), span), read.changed)
         options.beforeCommit?.()
         return read
       })
@@ -338,6 +369,7 @@ function readSummary(row: Record<string, unknown>): BatchSummary {
     sample: sample.map((r) => ({id: String(r.id), eventType: String(r.event_type), createdAt: new Date(r.created_at).toISOString()})),
     skippedIds: json<string[]>(row.skipped_ids, []).map(String),
     cursor: row.cursor_id == null ? undefined : {at: String(row.cursor_at), id: String(row.cursor_id)},
+    span: Number.isSafeInteger(row.span_lo) && Number.isSafeInteger(row.span_hi) ? {lo: Number(row.span_lo), hi: Number(row.span_hi)} : undefined,
   }
 }
 

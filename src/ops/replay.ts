@@ -7,7 +7,7 @@ import type {TableNames} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
 import {UsageError} from '../errors.js'
 import {isUuid} from '../uuid.js'
-import {batchRead, countBy, expectBatch, forEachBatch, forEachSummarisedBatch, inBatch, leasedNow, summarisedStatement, summaryRead, tally, tallySummary, type BatchRow, type Progress, type Where} from './batches.js'
+import {batchRead, changeTarget, countBy, expectBatch, forEachBatch, forEachSummarisedBatch, inBatch, leasedNow, summarisedStatement, summaryRead, tally, tallySummary, type BatchRow, type Progress, type Where} from './batches.js'
 import {sampleOf, type SampleEvent} from './events.js'
 import {databaseNow, exec, num, opsContext, pointInTime, run, type OpsContext} from './query.js'
 
@@ -180,7 +180,12 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
         size,
         onProgress: options.onProgress,
         signal: options.signal,
-        change: oneStatement ? undefined : (tx, range) => exec(tx, k.updateTable(names.outbox).set(DELIVERABLE).where((eb) => eb.and([...where(eb), ...range(eb), notLeased(ctx, at)]))),
+        change: oneStatement
+          ? undefined
+          : (tx, range, span) => {
+              const target = changeTarget(ctx, names.outbox, span)
+              return exec(tx, k.updateTable(target.table).set(DELIVERABLE).where((eb: any) => eb.and([...target.within(eb), ...where(eb), ...range(eb), notLeased(ctx, at)])))
+            },
       },
       async (position) => {
         // sample and listed ids are only gathered until they are full
