@@ -82,38 +82,55 @@ export async function forEachBatch(
   options: BatchOptions & {columns?: SelectExpression<any, any>[]},
   step: (tx: Queryable, rows: BatchRow[], range: Where) => Promise<number>,
 ): Promise<Progress> {
-  return batchRun(ctx.db, async () => {
-    const {db, k} = ctx
+  const {db, k} = ctx
+  const cursorAt = sql.raw<string>(db.dialect.exactTime('created_at'))
+  const rowValues = db.dialect.keysetRowValues
+  return batchLoop(db, options, async (position) => {
+    let query = k
+      .selectFrom(table)
+      .select(['id', 'event_type', cursorAt.as('cursor_at'), ...(options.columns ?? [])])
+      .where((eb) => eb.and([...where(eb), ...position(eb)]))
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(options.size)
+    if (db.dialect.name !== 'sqlite') query = query.forUpdate()
+    // not REPEATED: on MariaDB a kept prepared statement made this read slower (300k-row archive 10.9 s vs 10.2 s)
+    return batchTransaction(db, async (tx) => {
+      const rows = (await run(tx, query)) as BatchRow[]
+      if (rows.length === 0) return {seen: 0, changed: 0}
+      const last = {at: String(rows[rows.length - 1].cursor_at), id: String(rows[rows.length - 1].id)}
+      return {seen: rows.length, changed: await step(tx, rows, rangeOf(position, last, rowValues)), cursor: last}
+    })
+  })
+}
+
+/** What one batch did: rows read, rows changed, and the cursor the next batch starts after. */
+interface BatchDone {
+  seen: number
+  changed: number
+  cursor?: Cursor
+}
+
+/**
+ * The loop the three batch shapes share, inside batchRun: before each batch it honours
+ * `signal`; after each non-empty one it adds up and reports progress; it stops on an empty or
+ * short batch, or one that gives no cursor to go on from.
+ */
+async function batchLoop(db: Db, options: BatchOptions, batch: (position: Where) => Promise<BatchDone>): Promise<Progress> {
+  return batchRun(db, async () => {
     const progress: Progress = {seen: 0, changed: 0, batches: 0}
-    const cursorAt = sql.raw<string>(db.dialect.exactTime('created_at'))
     const rowValues = db.dialect.keysetRowValues
     let cursor: Cursor | undefined
     for (;;) {
       if (await stopRequested(options, progress)) break
-      const position = after(cursor, rowValues)
-      let query = k
-        .selectFrom(table)
-        .select(['id', 'event_type', cursorAt.as('cursor_at'), ...(options.columns ?? [])])
-        .where((eb) => eb.and([...where(eb), ...position(eb)]))
-        .orderBy('created_at')
-        .orderBy('id')
-        .limit(options.size)
-      if (db.dialect.name !== 'sqlite') query = query.forUpdate()
-      // not REPEATED: on MariaDB a kept prepared statement made this read slower (300k-row archive 10.9 s vs 10.2 s)
-      const batch = await batchTransaction(db, async (tx) => {
-        const rows = (await run(tx, query)) as BatchRow[]
-        const last = rows[rows.length - 1]
-        const changed = rows.length > 0 ? await step(tx, rows, rangeOf(position, {at: String(last.cursor_at), id: String(last.id)}, rowValues)) : 0
-        return {rows, changed}
-      })
-      if (batch.rows.length === 0) break
-      progress.seen += batch.rows.length
-      progress.changed += batch.changed
+      const done = await batch(after(cursor, rowValues))
+      if (done.seen === 0) break
+      progress.seen += done.seen
+      progress.changed += done.changed
       progress.batches++
-      const last = batch.rows[batch.rows.length - 1]
-      cursor = {at: String(last.cursor_at), id: String(last.id)}
+      cursor = done.cursor
       options.onProgress?.({...progress})
-      if (batch.rows.length < options.size) break
+      if (done.seen < options.size || !cursor) break
     }
     return progress
   })
@@ -196,28 +213,16 @@ export async function forEachStatementBatch(
   statement: (position: Where) => Compilable,
   afterRows: (tx: Queryable, rows: BatchRow[]) => Promise<number>,
 ): Promise<Progress> {
-  return batchRun(ctx.db, async () => {
-    const progress: Progress = {seen: 0, changed: 0, batches: 0}
-    const rowValues = ctx.db.dialect.keysetRowValues
-    let cursor: Cursor | undefined
-    for (;;) {
-      if (await stopRequested(options, progress)) break
-      const query = statement(after(cursor, rowValues))
-      const batch = await batchTransaction(ctx.db, async (tx) => {
-        const rows = (await run(tx, query, REPEATED)) as BatchRow[]
-        return {rows, changed: rows.length > 0 ? await afterRows(tx, rows) : 0}
-      })
-      if (batch.rows.length === 0) break
-      progress.seen += batch.rows.length
-      progress.changed += batch.changed
-      progress.batches++
+  return batchLoop(ctx.db, options, (position) => {
+    const query = statement(position)
+    return batchTransaction(ctx.db, async (tx) => {
+      const rows = (await run(tx, query, REPEATED)) as BatchRow[]
+      if (rows.length === 0) return {seen: 0, changed: 0}
+      const changed = await afterRows(tx, rows)
       // RETURNING order is not guaranteed: the cursor is the greatest (created_at, id) seen
-      const last = batch.rows.reduce((a, b) => (keyOf(b) > keyOf(a) ? b : a))
-      cursor = {at: String(last.cursor_at), id: String(last.id)}
-      options.onProgress?.({...progress})
-      if (batch.rows.length < options.size) break
-    }
-    return progress
+      const last = rows.reduce((a, b) => (keyOf(b) > keyOf(a) ? b : a))
+      return {seen: rows.length, changed, cursor: {at: String(last.cursor_at), id: String(last.id)}}
+    })
   })
 }
 
@@ -321,32 +326,19 @@ export async function forEachSummarisedBatch(
   statement: (position: Where) => Compilable | Promise<Compilable>,
   onBatch: (summary: BatchSummary) => void,
 ): Promise<Progress> {
-  return batchRun(ctx.db, async () => {
-    const progress: Progress = {seen: 0, changed: 0, batches: 0}
-    const rowValues = ctx.db.dialect.keysetRowValues
-    let cursor: Cursor | undefined
-    for (;;) {
-      if (await stopRequested(options, progress)) break
-      const position = after(cursor, rowValues)
-      const query = await statement(position)
-      const summary = await batchTransaction(ctx.db, async (tx) => {
-        const [row] = await run(tx, query, REPEATED)
-        const read = readSummary(row ?? {})
-        const span = read.span && read.span.hi - read.span.lo < SPAN_SLACK * read.seen ? read.span : undefined
-        if (options.change && read.cursor) expectBatch(await options.change(tx, rangeOf(position, read.cursor, rowValues), span), read.changed)
-        options.beforeCommit?.()
-        return read
-      })
-      if (summary.seen === 0) break
-      progress.seen += summary.seen
-      progress.changed += summary.changed
-      progress.batches++
-      onBatch(summary)
-      cursor = summary.cursor
-      options.onProgress?.({...progress})
-      if (summary.seen < options.size || !cursor) break
-    }
-    return progress
+  const rowValues = ctx.db.dialect.keysetRowValues
+  return batchLoop(ctx.db, options, async (position) => {
+    const query = await statement(position)
+    const summary = await batchTransaction(ctx.db, async (tx) => {
+      const [row] = await run(tx, query, REPEATED)
+      const read = readSummary(row ?? {})
+      const span = read.span && read.span.hi - read.span.lo < SPAN_SLACK * read.seen ? read.span : undefined
+      if (options.change && read.cursor) expectBatch(await options.change(tx, rangeOf(position, read.cursor, rowValues), span), read.changed)
+      options.beforeCommit?.()
+      return read
+    })
+    if (summary.seen > 0) onBatch(summary)
+    return summary
   })
 }
 
