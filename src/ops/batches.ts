@@ -246,7 +246,8 @@ export function summaryRead(ctx: OpsContext, where: Where, position: Where, size
   const batch = batchRead(ctx, where, position, size, skip ?? sql<number>`0`).$if(Boolean(locator), (qb) => qb.select(sql.raw(locator!.column).as('locator')))
   const summary = sql.raw(ctx.db.dialect.batchSummary!(wanted))
   // NOT MATERIALIZED: the summary's one pass reads it as it is produced; the rare second
-  // reader (sample, skipped ids) reads it again rather than every batch storing it
+  // reader (sample, skipped ids) reads it again rather than every batch storing it.
+  // An embedded query compiles in parentheses already; SQLite refuses a second pair.
   return compiled(ctx.k, sql`WITH batch AS NOT MATERIALIZED ${batch} ${summary}`)
 }
 
