@@ -162,8 +162,8 @@ async function purgeWait(db) {
 export async function throughput(url, size, runs, batch, log) {
   const db = await openDb(url)
   const n = names(`tp_${randomBytes(2).toString('hex')}`)
-  const op = () => ({batched: [], bulk: [], ratio: [], maxBatchMs: [], rssMb: [], purgeMs: {batched: [], bulk: []}, ratioWithPurge: []})
-  const out = {dialect: db.dialect.name, rows: size, batch, archive: op(), replay: op(), bulkTxMs: {archive: [], replay: []}}
+  const figures = () => ({batched: [], bulk: [], ratio: [], maxBatchMs: [], rssMb: [], purgeMs: {batched: [], bulk: []}, ratioWithPurge: []})
+  const out = {dialect: db.dialect.name, rows: size, batch, archive: figures(), replay: figures(), bulkTxMs: {archive: [], replay: []}}
   const reset = async () => {
     await fresh(db, n)
     await loadHistory(db, n, 1, size)
@@ -198,7 +198,7 @@ export async function throughput(url, size, runs, batch, log) {
       // judged per pair: the two halves of a pair ran a minute apart, while separate runs met a machine up to twice as slow
       out[op].ratio.push(ms / 1000 / c.seconds)
       out.bulkTxMs[op].push(ms)
-      const purged = bulkPurge === null ? '' : `, purge after ${fmt(batchedPurge / 1000, 1)} s vs ${fmt(bulkPurge / 1000, 1)} s`
+      const purged = batchedPurge === null || bulkPurge === null ? '' : `, purge after ${fmt(batchedPurge / 1000, 1)} s vs ${fmt(bulkPurge / 1000, 1)} s`
       return `${op} ${fmt(size / c.seconds, 0)} vs bulk ${fmt(size / (ms / 1000), 0)} rows/s${purged}, rss ${fmt(c.maxRssMb)} MB`
     }
     for (let r = 0; r < runs; r++) {
