@@ -205,6 +205,7 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
     // PRAGMA takes no bound parameters: a validated integer, inlined
     set: (pages) => sql`PRAGMA wal_autocheckpoint = ${raw(String(pagesOrThrow(pages)))}`,
     during: 10_000,
+    settle: sql`PRAGMA wal_checkpoint(PASSIVE)`,
   },
   rowLocator: {column: 'rowid', onlyByLocator: ' NOT INDEXED'},
   // Read before the change (no writable CTEs), in one pass over the batch: a GROUP BY per type,

@@ -139,7 +139,7 @@ async function batchLoop(db: Db, options: BatchOptions, batch: (position: Where)
 /**
  * What a whole run of batches needs around its loop: the dialect's setting for back-to-back
  * batches (Dialect.batchRunSetting), put back to the value found whatever happens, and, after
- * a loop that ends normally (done or interrupted), flushBatches.
+ * a loop that ends normally (done or interrupted), flushBatches and the setting's `settle`.
  */
 async function batchRun(db: Db, loop: () => Promise<Progress>): Promise<Progress> {
   const setting = db.dialect.batchRunSetting
@@ -156,6 +156,7 @@ async function batchRun(db: Db, loop: () => Promise<Progress>): Promise<Progress
     throw error
   }
   await restore()
+  if (setting?.settle) await db.query(setting.settle)
   return progress
 }
 
