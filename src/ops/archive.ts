@@ -227,9 +227,9 @@ async function moveRange(ctx: OpsContext, tx: Queryable, where: Where, range: Wh
   const picked = (eb: any) => eb.and([...target.within(eb), ...where(eb), ...range(eb), ...idSpan(eb)])
   const deleting = k.deleteFrom(target.table).where(picked)
   const remove = !locked ? deleting : (byId ? deleting.orderBy('id') : deleting.orderBy('created_at').orderBy('id')).limit(locked.length)
-  const removeLocked = async (batch: string[]) => {
-    const removed = expectBatch(await exec(tx, remove), batch.length)
-    const [left] = await run(tx, k.selectFrom(names.outbox).select(sql<number>`COUNT(*)`.as('n')).where('id', '=', batch[batch.length - 1]))
+  const removeLocked = async (ids: string[]) => {
+    const removed = expectBatch(await exec(tx, remove), ids.length)
+    const [left] = await run(tx, k.selectFrom(names.outbox).select(sql<number>`COUNT(*)`.as('n')).where('id', '=', ids[ids.length - 1]))
     if (num(left?.n) > 0) throw new Error('a row entered the batch\'s range while it was moved; it was rolled back, rerun')
     return removed
   }

@@ -59,7 +59,7 @@ function atOrBefore(last: {at: string | RawBuilder<unknown>; id: string | RawBui
  * After the cursor, in (created_at, id) order; written so a created_at index serves it on every
  * dialect. `rowValues`: as Dialect.keysetRowValues says.
  */
-export function after(cursor: Cursor | undefined, rowValues: boolean): Where {
+function after(cursor: Cursor | undefined, rowValues: boolean): Where {
   if (!cursor) return () => []
   if (rowValues) return (eb) => [eb('created_at', '>=', cursor.at), sql<SqlBool>`(created_at, id) > (${cursor.at}, ${cursor.id})`]
   return (eb) => [eb('created_at', '>=', cursor.at), eb.or([eb('created_at', '>', cursor.at), eb('id', '>', cursor.id)])]
@@ -84,8 +84,7 @@ export async function forEachBatch(
 ): Promise<Progress> {
   const {db, k} = ctx
   const cursorAt = sql.raw<string>(db.dialect.exactTime('created_at'))
-  const rowValues = db.dialect.keysetRowValues
-  return batchLoop(db, options, async (position) => {
+  return batchLoop(db, options, async (position, rangeTo) => {
     let query = k
       .selectFrom(table)
       .select(['id', 'event_type', cursorAt.as('cursor_at'), ...(options.columns ?? [])])
@@ -98,8 +97,9 @@ export async function forEachBatch(
     return batchTransaction(db, async (tx) => {
       const rows = (await run(tx, query)) as BatchRow[]
       if (rows.length === 0) return {seen: 0, changed: 0}
-      const last = {at: String(rows[rows.length - 1].cursor_at), id: String(rows[rows.length - 1].id)}
-      return {seen: rows.length, changed: await step(tx, rows, rangeOf(position, last, rowValues)), cursor: last}
+      const lastRow = rows[rows.length - 1]
+      const last = {at: String(lastRow.cursor_at), id: String(lastRow.id)}
+      return {seen: rows.length, changed: await step(tx, rows, rangeTo(last)), cursor: last}
     })
   })
 }
@@ -114,16 +114,19 @@ interface BatchDone {
 /**
  * The loop the three batch shapes share, inside batchRun: before each batch it honours
  * `signal`; after each non-empty one it adds up and reports progress; it stops on an empty or
- * short batch, or one that gives no cursor to go on from.
+ * short batch, or one that gives no cursor to go on from. Each batch gets its start position
+ * and `rangeTo(last)`, the span from there through its last row, both written the way the
+ * dialect's keyset bounds must be (Dialect.keysetRowValues).
  */
-async function batchLoop(db: Db, options: BatchOptions, batch: (position: Where) => Promise<BatchDone>): Promise<Progress> {
+async function batchLoop(db: Db, options: BatchOptions, batch: (position: Where, rangeTo: (last: Cursor) => Where) => Promise<BatchDone>): Promise<Progress> {
   return batchRun(db, async () => {
     const progress: Progress = {seen: 0, changed: 0, batches: 0}
     const rowValues = db.dialect.keysetRowValues
     let cursor: Cursor | undefined
     for (;;) {
       if (await stopRequested(options, progress)) break
-      const done = await batch(after(cursor, rowValues))
+      const position = after(cursor, rowValues)
+      const done = await batch(position, (last) => rangeOf(position, last, rowValues))
       if (done.seen === 0) break
       progress.seen += done.seen
       progress.changed += done.changed
@@ -156,7 +159,8 @@ async function batchRun(db: Db, loop: () => Promise<Progress>): Promise<Progress
     throw error
   }
   await restore()
-  if (setting?.settle) await db.query(setting.settle)
+  // like flushBatches: a run that committed no batch has nothing of its own to settle
+  if (setting?.settle && progress.batches > 0) await db.query(setting.settle)
   return progress
 }
 
@@ -328,14 +332,13 @@ export async function forEachSummarisedBatch(
   statement: (position: Where) => Compilable | Promise<Compilable>,
   onBatch: (summary: BatchSummary) => void,
 ): Promise<Progress> {
-  const rowValues = ctx.db.dialect.keysetRowValues
-  return batchLoop(ctx.db, options, async (position) => {
+  return batchLoop(ctx.db, options, async (position, rangeTo) => {
     const query = await statement(position)
     const summary = await batchTransaction(ctx.db, async (tx) => {
       const [row] = await run(tx, query, REPEATED)
       const read = readSummary(row ?? {})
       const span = read.span && read.span.hi - read.span.lo < SPAN_SLACK * read.seen ? read.span : undefined
-      if (options.change && read.cursor) expectBatch(await options.change(tx, rangeOf(position, read.cursor, rowValues), span), read.changed)
+      if (options.change && read.cursor) expectBatch(await options.change(tx, rangeTo(read.cursor), span), read.changed)
       options.beforeCommit?.()
       return read
     })
