@@ -8,10 +8,15 @@ import {poolWaitTimeout} from './errors.js'
 import {checkNetworkUrl} from './url.js'
 import {DEFAULT_CONNECT_TIMEOUT_MS, type Db, type OpenOptions, type QueryOptions, type Queryable, type Row} from './types.js'
 
+// Statements bound from one template (ops/query.ts templateOf) share their chunks: their text
+// and prepared name are worked out once, not every batch.
+const named = new WeakMap<readonly string[], {text: string; name?: string}>()
+
 function config(statement: Sql, options?: QueryOptions): QueryConfig {
-  const {text, params} = postgres.compile(statement)
-  const name = options?.prepare ? 'outbox_' + createHash('sha1').update(text).digest('hex').slice(0, 16) : undefined
-  return {text, values: params, name}
+  let known = named.get(statement.chunks)
+  if (!known) named.set(statement.chunks, (known = {text: postgres.compile(statement).text}))
+  if (options?.prepare) known.name ??= 'outbox_' + createHash('sha1').update(known.text).digest('hex').slice(0, 16)
+  return {text: known.text, values: [...statement.values], name: options?.prepare ? known.name : undefined}
 }
 
 // pg-pool's two timeouts, both from connectionTimeoutMillis: this one is the wait in its queue

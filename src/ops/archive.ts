@@ -129,9 +129,11 @@ export async function archive(db: Db, names: TableNames, options: ArchiveOptions
           change: oneStatement ? undefined : (tx, range, span) => moveRange(ctx, tx, where, range, purge, {span}),
         },
         // the sample is only gathered until it is full
-        (position) => {
+        (position, reuse) => {
           const wanted = {sample: SAMPLE - out.sample.length, listed: 0}
-          return oneStatement ? summarisedMove(ctx, where, position, size, purge, wanted.sample) : summaryRead(ctx, where, position, size, wanted)
+          return reuse(`sample ${wanted.sample}`, {}, () =>
+            oneStatement ? summarisedMove(ctx, where, position, size, purge, wanted.sample) : summaryRead(ctx, where, position, size, wanted),
+          )
         },
         (summary) => tallySummary(out, summary, SAMPLE),
       )

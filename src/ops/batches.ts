@@ -6,7 +6,8 @@ import type {Db, Queryable} from '../db/index.js'
 import {nextTurn} from '../event-loop.js'
 import {sampleOf, type SampleEvent} from './events.js'
 import type {Cursor, OpsContext} from './query.js'
-import {compiled, num, REPEATED, run} from './query.js'
+import {Sql} from '../../dialects/index.js'
+import {bindSlots, compiled, fromCompiled, num, REPEATED, run, slot, templateOf, type Compilable} from './query.js'
 
 export interface Progress {
   /** rows examined so far */
@@ -84,7 +85,7 @@ export async function forEachBatch(
 ): Promise<Progress> {
   const {db, k} = ctx
   const cursorAt = sql.raw<string>(db.dialect.exactTime('created_at'))
-  return batchLoop(db, options, async (position, rangeTo) => {
+  return batchLoop(db, options, async ({position, rangeTo}) => {
     let query = k
       .selectFrom(table)
       .select(['id', 'event_type', cursorAt.as('cursor_at'), ...(options.columns ?? [])])
@@ -111,22 +112,43 @@ interface BatchDone {
   cursor?: Cursor
 }
 
+/** Where a batch starts, written the way the dialect's keyset bounds must be (Dialect.keysetRowValues). */
+interface BatchStart {
+  /** after the previous batch's last row (nothing before the first batch) */
+  position: Where
+  /** the same with the cursor as stand-ins, for a statement built once per shape (reuse) */
+  slotted: Where
+  /** the values of those stand-ins in this batch */
+  values: Record<string, unknown>
+  /** the first batch's statements have no position: another shape */
+  first: boolean
+  /** the span from the position through the batch's last row */
+  rangeTo: (last: Cursor) => Where
+}
+
+const CURSOR_SLOTS = {at: slot('cursor_at'), id: slot('cursor_id')}
+
 /**
  * The loop the three batch shapes share, inside batchRun: before each batch it honours
  * `signal`; after each non-empty one it adds up and reports progress; it stops on an empty or
- * short batch, or one that gives no cursor to go on from. Each batch gets its start position
- * and `rangeTo(last)`, the span from there through its last row, both written the way the
- * dialect's keyset bounds must be (Dialect.keysetRowValues).
+ * short batch, or one that gives no cursor to go on from.
  */
-async function batchLoop(db: Db, options: BatchOptions, batch: (position: Where, rangeTo: (last: Cursor) => Where) => Promise<BatchDone>): Promise<Progress> {
+async function batchLoop(db: Db, options: BatchOptions, batch: (start: BatchStart) => Promise<BatchDone>): Promise<Progress> {
   return batchRun(db, async () => {
     const progress: Progress = {seen: 0, changed: 0, batches: 0}
     const rowValues = db.dialect.keysetRowValues
+    const slotted = after(CURSOR_SLOTS, rowValues)
     let cursor: Cursor | undefined
     for (;;) {
       if (await stopRequested(options, progress)) break
       const position = after(cursor, rowValues)
-      const done = await batch(position, (last) => rangeOf(position, last, rowValues))
+      const done = await batch({
+        position,
+        slotted: cursor ? slotted : position,
+        values: {cursor_at: cursor?.at, cursor_id: cursor?.id},
+        first: !cursor,
+        rangeTo: (last) => rangeOf(position, last, rowValues),
+      })
       if (done.seen === 0) break
       progress.seen += done.seen
       progress.changed += done.changed
@@ -186,10 +208,11 @@ async function stopRequested(options: BatchOptions, progress: Progress): Promise
 
 /**
  * CASE expression: 1 when a relay holds a live lease on the row (database clock), now or at
- * `at` (an instant read from the database, so that two statements decide alike).
+ * `at` (an instant read from the database, so that two statements decide alike; or the
+ * stand-in of one, bound as Dialect.timeParam gives it).
  */
-export function leasedNow(ctx: OpsContext, at?: Date): RawBuilder<number> {
-  const now = at ? sql`${ctx.db.dialect.timeParam(at)}` : sql.raw(ctx.db.dialect.now)
+export function leasedNow(ctx: OpsContext, at?: Date | string): RawBuilder<number> {
+  const now = at ? sql`${at instanceof Date ? ctx.db.dialect.timeParam(at) : at}` : sql.raw(ctx.db.dialect.now)
   return sql<number>`CASE WHEN lease_owner IS NOT NULL AND lease_until > ${now} THEN 1 ELSE 0 END`
 }
 
@@ -205,7 +228,6 @@ export function tally(out: {byType: Record<string, number>; sample: SampleEvent[
   }
 }
 
-type Compilable = Parameters<typeof run>[1]
 
 /**
  * The one-statement variant (PostgreSQL's data-modifying CTEs): `statement(position)` picks
@@ -218,7 +240,7 @@ export async function forEachStatementBatch(
   statement: (position: Where) => Compilable,
   afterRows: (tx: Queryable, rows: BatchRow[]) => Promise<number>,
 ): Promise<Progress> {
-  return batchLoop(ctx.db, options, (position) => {
+  return batchLoop(ctx.db, options, ({position}) => {
     const query = statement(position)
     return batchTransaction(ctx.db, async (tx) => {
       const rows = (await run(tx, query, REPEATED)) as BatchRow[]
@@ -310,6 +332,14 @@ export function changeTarget(ctx: OpsContext, table: string, span: LocatorSpan |
 }
 
 /**
+ * A statement built once per `shape` (the text: what it selects, how big its sample is) from
+ * `build`, which takes the cursor from the position it was given and every other value that
+ * changes from batch to batch from `slots` through stand-ins (slot(name)); each batch binds
+ * its own values. A value captured any other way would be the first batch's for good.
+ */
+export type Reuse = (shape: string, slots: Record<string, unknown>, build: () => Compilable) => Sql
+
+/**
  * A batch summed up by the database (Dialect.batchSummary), so a batch of thousands of events
  * costs one small row on the wire instead of one row per event. With writable CTEs
  * (PostgreSQL) `statement` (built by summarisedStatement) reads the next batch after the
@@ -329,11 +359,20 @@ export function changeTarget(ctx: OpsContext, table: string, span: LocatorSpan |
 export async function forEachSummarisedBatch(
   ctx: OpsContext,
   options: BatchOptions & {beforeCommit?: () => void; change?: (tx: Queryable, range: Where, span?: LocatorSpan) => Promise<number>},
-  statement: (position: Where) => Compilable | Promise<Compilable>,
+  statement: (position: Where, reuse: Reuse) => Compilable | Sql | Promise<Compilable | Sql>,
   onBatch: (summary: BatchSummary) => void,
 ): Promise<Progress> {
-  return batchLoop(ctx.db, options, async (position, rangeTo) => {
-    const query = await statement(position)
+  const templates = new Map<string, Sql>()
+  return batchLoop(ctx.db, options, async ({slotted, values, first, rangeTo}) => {
+    // every batch's statement is the same but for its values: built once per shape
+    const reuse: Reuse = (shape, slots, build) => {
+      const key = `${first ? 'first' : 'next'} ${shape}`
+      let template = templates.get(key)
+      if (!template) templates.set(key, (template = templateOf(build())))
+      return bindSlots(template, {...values, ...slots})
+    }
+    const built = await statement(slotted, reuse)
+    const query = built instanceof Sql ? built : bindSlots(fromCompiled(built.compile()), values)
     const summary = await batchTransaction(ctx.db, async (tx) => {
       const [row] = await run(tx, query, REPEATED)
       const read = readSummary(row ?? {})

@@ -9,7 +9,7 @@ import {UsageError} from '../errors.js'
 import {isUuid} from '../uuid.js'
 import {batchRead, changeTarget, countBy, expectBatch, forEachBatch, forEachSummarisedBatch, inBatch, leasedNow, summarisedStatement, summaryRead, tally, tallySummary, type BatchRow, type Progress, type Where} from './batches.js'
 import {sampleOf, type SampleEvent} from './events.js'
-import {databaseNow, exec, num, opsContext, pointInTime, run, type OpsContext} from './query.js'
+import {databaseNow, slot, exec, num, opsContext, pointInTime, run, type OpsContext} from './query.js'
 
 export interface ReplaySelection {
   /** created_at at or after (inclusive); required unless ids or failedOnly */
@@ -187,12 +187,13 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
               return exec(tx, k.updateTable(target.table).set(DELIVERABLE).where((eb: any) => eb.and([...target.within(eb), ...where(eb), ...range(eb), notLeased(ctx, at)])))
             },
       },
-      async (position) => {
+      async (position, reuse) => {
         // sample and listed ids are only gathered until they are full
         const wanted = {sample: SAMPLE - out.sample.length, listed: LISTED_IDS - out.skippedLeasedIds.length}
-        if (oneStatement) return summarisedReplay(ctx, where, position, size, wanted)
+        const shape = `sample ${wanted.sample} listed ${wanted.listed}`
+        if (oneStatement) return reuse(shape, {}, () => summarisedReplay(ctx, where, position, size, wanted))
         at = await databaseNow(db)
-        return summaryRead(ctx, where, position, size, wanted, leasedNow(ctx, at))
+        return reuse(shape, {lease_at: db.dialect.timeParam(at)}, () => summaryRead(ctx, where, position, size, wanted, leasedNow(ctx, slot('lease_at'))))
       },
       (summary) => {
         out.matched += summary.seen
