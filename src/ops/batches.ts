@@ -5,8 +5,8 @@ import {sql, type ExpressionBuilder, type Expression, type RawBuilder, type Sele
 import type {Db, Queryable} from '../db/index.js'
 import {nextTurn} from '../event-loop.js'
 import {sampleOf, type SampleEvent} from './events.js'
-import type {Cursor, OpsContext} from './query.js'
 import {Sql} from '../../dialects/index.js'
+import type {Cursor, OpsContext} from './query.js'
 import {bindSlots, compiled, fromCompiled, num, REPEATED, run, slot, templateOf, type Compilable} from './query.js'
 
 export interface Progress {
@@ -227,7 +227,6 @@ export function tally(out: {byType: Record<string, number>; sample: SampleEvent[
     if (out.sample.length < sampleSize) out.sample.push(sampleOf(ctx.db.dialect, row))
   }
 }
-
 
 /**
  * The one-statement variant (PostgreSQL's data-modifying CTEs): `statement(position)` picks

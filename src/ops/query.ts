@@ -17,8 +17,8 @@ export async function opsContext(db: Db, names: TableNames): Promise<OpsContext>
 
 /**
  * Compiled Kysely SQL back to a fragment: placeholders outside quotes become bound values.
- * Cuts the text into slices between placeholders (every batch compiles its statement again:
- * building it char by char was a third of a PostgreSQL archive's allocations).
+ * Cuts the text into slices between placeholders: most batch statements are compiled for
+ * every batch, and building the text char by char was a third of their allocations.
  */
 export function fromCompiled(compiled: CompiledQuery): Sql {
   const text = compiled.sql
