@@ -148,6 +148,9 @@ for (const target of matrix) {
       const before = await db.query(await rowsOf(moved()))
       const r = await archive(db, names, {before: cutoff(), batch: 7})
       expect(r).toMatchObject({dryRun: false, mode: 'move', archived: 3 + BULK, byType: {a: 1, b: 2, c: BULK}, batches: 4})
+      // the sample is the first ten moved, oldest first, with their created_at
+      const createdAt = (seconds: number) => new Date(now.getTime() + seconds * 1000).toISOString()
+      expect(r.sample).toEqual(bulk.slice(0, 10).map((id, i) => ({id, eventType: 'c', createdAt: createdAt(-50 * DAY + i)})))
       expect(await ids(db, names, 'outbox')).toEqual(kept())
       expect(await ids(db, names, 'archive')).toEqual(moved())
       // the archive holds the same rows, column for column

@@ -64,6 +64,8 @@ for (const target of matrix) {
       await reset()
       const r = await replay(db, names, {since: iso(-3600), until: iso(-600), batch: 2})
       expect(r).toMatchObject({dryRun: false, matched: 5, replayed: 4, skippedLeased: 1, skippedLeasedIds: [id.leased], byType: {a: 2, b: 2}})
+      expect(r.sample).toEqual(['atSince', 'published', 'failed', 'lapsed'].map((key) => ({id: id[key], eventType: STATE[key].type, createdAt: iso(STATE[key].created!)})))
+      expect(r.doneThrough).toBe(iso(STATE.lapsed.created!))
       for (const key of ['atSince', 'published', 'failed', 'lapsed']) expect(deliverable(await row(key)), key).toBe(true)
       expect(await row('leased')).toMatchObject({lease_owner: 'relay-live'})
       expect((await row('atUntil')).published_at).not.toBeNull()

@@ -106,7 +106,7 @@ export async function archive(db: Db, names: TableNames, options: ArchiveOptions
   const {before, publishedBefore, where} = await selection(db, options)
   const out = emptyResult(options, before, publishedBefore, false)
   const file: FileHandle | undefined = options.toFile ? await openExport(options.toFile) : undefined
-  const columns = file ? ALL_COLUMNS.filter((c) => c !== 'id' && c !== 'event_type') : ['created_at']
+  const columns = file ? ALL_COLUMNS.filter((c) => c !== 'id' && c !== 'event_type') : []
   const size = options.batch ?? 1000
   const exportRows = async (rows: BatchRow[]) => {
     if (!file) return

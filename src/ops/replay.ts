@@ -156,11 +156,11 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
   const {k} = ctx
   const out = result(options, r, false)
   const size = options.batch ?? 1000
-  const columns = options.fromArchive ? ['created_at'] : ['created_at', leasedNow(ctx).as('leased')]
+  const columns = options.fromArchive ? [] : [leasedNow(ctx).as('leased')]
 
   // batches come in (created_at, id) order: the last row is the newest
   const reached = (rows: BatchRow[]) => {
-    const at = db.dialect.parseTime(rows[rows.length - 1].created_at)?.toISOString() ?? null
+    const at = db.dialect.parseTime(rows[rows.length - 1].cursor_at)?.toISOString() ?? null
     if (at && (!out.doneThrough || at > out.doneThrough)) out.doneThrough = at
   }
   // rows a live relay holds are counted and listed, never touched
