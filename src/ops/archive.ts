@@ -11,9 +11,9 @@ import type {TableNames} from '../../dialects/index.js'
 import {failpoint} from '../chaos/failpoints.js'
 import type {Db, Queryable} from '../db/index.js'
 import {UsageError} from '../errors.js'
-import {batchRead, changeTarget, countBy, forEachBatch, forEachStatementBatch, expectBatch, forEachSummarisedBatch, inBatch, summarisedStatement, summaryRead, tally, tallySummary, type BatchRow, type LocatorSpan, type Progress, type Where} from './batches.js'
+import {batchRead, changeTarget, countBy, forEachBatch, forEachStatementBatch, expectBatch, forEachSummarisedBatch, inBatch, summarisedStatement, summaryRead, tally, tallySummary, type BatchRow, type Progress, type Reuse, type Where} from './batches.js'
 import {ALL_COLUMNS, sampleOf, toStoredEvent, type SampleEvent} from './events.js'
-import {databaseNow, exec, num, opsContext, pointInTime, run, type OpsContext} from './query.js'
+import {databaseNow, exec, num, opsContext, pointInTime, run, type Compilable, type OpsContext} from './query.js'
 
 export const DEFAULT_MIN_PUBLISHED_AGE_MS = 24 * 3_600_000
 
@@ -126,7 +126,7 @@ export async function archive(db: Db, names: TableNames, options: ArchiveOptions
           signal: options.signal,
           // moveRange has the failpoint between its copy and its delete
           beforeCommit: oneStatement ? () => failpoint('archive.mid-batch') : undefined,
-          change: oneStatement ? undefined : (tx, range, span) => moveRange(ctx, tx, where, range, purge, {span}),
+          change: oneStatement ? undefined : (tx, range, bySpan, reuse) => moveRange(ctx, tx, where, range, purge, {bySpan, reuse}),
         },
         // the sample is only gathered until it is full
         (position, reuse) => {
@@ -217,30 +217,37 @@ async function openExport(path: string): Promise<FileHandle> {
  * server reads the batch in place, and the LIMIT still ends the scan on the batch's last row,
  * which is now also its largest id, so the same check holds.
  *
- * Given the locator span of a summarised batch (SQLite: rowids), both statements read the
- * table by that span alone (changeTarget); the range and selection still pick the rows.
+ * A summarised batch's move (SQLite) builds both statements through its `reuse` (once per run)
+ * and, `bySpan`, reads the table by the batch's locator span alone (changeTarget); the range
+ * and selection still pick the rows.
  */
-async function moveRange(ctx: OpsContext, tx: Queryable, where: Where, range: Where, purge: boolean, batch: {locked?: string[]; span?: LocatorSpan}): Promise<number> {
+async function moveRange(ctx: OpsContext, tx: Queryable, where: Where, range: Where, purge: boolean, batch: {locked?: string[]; bySpan?: boolean; reuse?: Reuse}): Promise<number> {
   const {k, names, db} = ctx
-  const {locked} = batch
+  const {locked, reuse} = batch
   const byId = locked !== undefined && db.dialect.clusteredById && spansIds(locked)
   const idSpan: Where = byId ? (eb) => [eb('id', '>=', locked[0]), eb('id', '<=', locked[locked.length - 1])] : () => []
-  const target = changeTarget(ctx, names.outbox, batch.span)
+  const target = changeTarget(ctx, names.outbox, Boolean(batch.bySpan))
   const picked = (eb: any) => eb.and([...target.within(eb), ...where(eb), ...range(eb), ...idSpan(eb)])
-  const deleting = k.deleteFrom(target.table).where(picked)
-  const remove = !locked ? deleting : (byId ? deleting.orderBy('id') : deleting.orderBy('created_at').orderBy('id')).limit(locked.length)
+  const prepared = (shape: string, build: () => Compilable) => (reuse ? reuse(shape, {}, build) : build())
+  const remove = () => {
+    const deleting = k.deleteFrom(target.table).where(picked)
+    return !locked ? deleting : (byId ? deleting.orderBy('id') : deleting.orderBy('created_at').orderBy('id')).limit(locked.length)
+  }
   const removeLocked = async (ids: string[]) => {
-    const removed = expectBatch(await exec(tx, remove), ids.length)
+    const removed = expectBatch(await exec(tx, remove()), ids.length)
     const [left] = await run(tx, k.selectFrom(names.outbox).select(sql<number>`COUNT(*)`.as('n')).where('id', '=', ids[ids.length - 1]))
     if (num(left?.n) > 0) throw new Error('a row entered the batch\'s range while it was moved; it was rolled back, rerun')
     return removed
   }
-  if (purge) return locked ? removeLocked(locked) : exec(tx, remove)
-  const copy = k.selectFrom(target.table).select([...ALL_COLUMNS, sql.raw(db.dialect.now).as('archived_at')]).where(picked)
-  const copied = await exec(tx, k.insertInto(names.archive).columns([...ALL_COLUMNS, 'archived_at']).expression(copy))
+  if (purge) return locked ? removeLocked(locked) : exec(tx, prepared('delete', remove))
+  const copy = () => {
+    const rows = k.selectFrom(target.table).select([...ALL_COLUMNS, sql.raw(db.dialect.now).as('archived_at')]).where(picked)
+    return k.insertInto(names.archive).columns([...ALL_COLUMNS, 'archived_at']).expression(rows)
+  }
+  const copied = await exec(tx, prepared('copy', copy))
   if (locked) expectBatch(copied, locked.length)
   failpoint('archive.mid-batch')
-  return locked ? removeLocked(locked) : expectBatch(await exec(tx, remove), copied)
+  return locked ? removeLocked(locked) : expectBatch(await exec(tx, prepared('delete', remove)), copied)
 }
 
 /** The first id is the smallest and the last the largest (the column compares bytes: ascii_bin). */

@@ -118,6 +118,8 @@ interface BatchStart {
   position: Where
   /** the same with the cursor as stand-ins, for a statement built once per shape (reuse) */
   slotted: Where
+  /** rangeTo() from `slotted` through the stand-ins of the batch's last row (last_at, last_id) */
+  slottedRange: Where
   /** the values of those stand-ins in this batch */
   values: Record<string, unknown>
   /** the first batch's statements have no position: another shape */
@@ -127,6 +129,7 @@ interface BatchStart {
 }
 
 const CURSOR_SLOTS = {at: slot('cursor_at'), id: slot('cursor_id')}
+const LAST_SLOTS = {at: slot('last_at'), id: slot('last_id')}
 
 /**
  * The loop the three batch shapes share, inside batchRun: before each batch it honours
@@ -138,6 +141,7 @@ async function batchLoop(db: Db, options: BatchOptions, batch: (start: BatchStar
     const progress: Progress = {seen: 0, changed: 0, batches: 0}
     const rowValues = db.dialect.keysetRowValues
     const slotted = after(CURSOR_SLOTS, rowValues)
+    const slottedRange = {first: rangeOf(() => [], LAST_SLOTS, rowValues), next: rangeOf(slotted, LAST_SLOTS, rowValues)}
     let cursor: Cursor | undefined
     for (;;) {
       if (await stopRequested(options, progress)) break
@@ -145,6 +149,7 @@ async function batchLoop(db: Db, options: BatchOptions, batch: (start: BatchStar
       const done = await batch({
         position,
         slotted: cursor ? slotted : position,
+        slottedRange: cursor ? slottedRange.next : slottedRange.first,
         values: {cursor_at: cursor?.at, cursor_id: cursor?.id},
         first: !cursor,
         rangeTo: (last) => rangeOf(position, last, rowValues),
@@ -317,18 +322,27 @@ const SPAN_SLACK = 2
 
 /**
  * The table a summarised batch's change names, and the predicate that keeps it to the
- * batch's locator span (Dialect.rowLocator): given a span the change reads the table by
- * locator alone; without one, through the indexes as before.
+ * batch's locator span (Dialect.rowLocator): by span, the change reads the table by locator
+ * alone, between the stand-ins span_lo and span_hi (forEachSummarisedBatch binds them);
+ * otherwise through the indexes as before.
  */
-export function changeTarget(ctx: OpsContext, table: string, span: LocatorSpan | undefined): {table: any; within: Where} {
+export function changeTarget(ctx: OpsContext, table: string, bySpan: boolean): {table: any; within: Where} {
   const locator = ctx.db.dialect.rowLocator
-  if (!span || !locator) return {table, within: () => []}
+  if (!bySpan || !locator) return {table, within: () => []}
   const name = sql.table(ctx.names.schema ? `${ctx.names.schema}.${table}` : table)
   return {
     table: sql`${name}${sql.raw(locator.onlyByLocator)}`,
-    within: () => [sql<SqlBool>`${sql.raw(locator.column)} BETWEEN ${span.lo} AND ${span.hi}`],
+    within: () => [sql<SqlBool>`${sql.raw(locator.column)} BETWEEN ${slot('span_lo')} AND ${slot('span_hi')}`],
   }
 }
+
+/**
+ * How a summarised batch's change (SQLite) changes the summed-up rows: `range` (the batch's
+ * (created_at, id) span, as stand-ins), `bySpan` (whether changeTarget may read by locator
+ * span), and `reuse`, through which every statement of the change is built: it binds the
+ * range's and the span's values (and any `slots` of the change's own).
+ */
+export type SummarisedChange = (tx: Queryable, range: Where, bySpan: boolean, reuse: Reuse) => Promise<number>
 
 /**
  * A statement built once per `shape` (the text: what it selects, how big its sample is) from
@@ -345,8 +359,8 @@ export type Reuse = (shape: string, slots: Record<string, unknown>, build: () =>
  * cursor, changes it and returns the summary. Without (SQLite), `statement` only reads the
  * summary and `change` then changes the same rows through the batch's (created_at, id) range,
  * in the same transaction: exact only where that transaction excludes every other writer, so
- * the change must report as many rows as the summary said. The change also gets the locator
- * span of those rows when it is tight enough to read instead (changeTarget). `beforeCommit`
+ * the change must report as many rows as the summary said. The change also reads the rows by
+ * their locator span when it is tight enough (changeTarget). `beforeCommit`
  * runs inside the batch's transaction after the change (a failpoint).
  *
  * Each batch stays an explicit transaction even where it is one statement: a process that
@@ -357,12 +371,12 @@ export type Reuse = (shape: string, slots: Record<string, unknown>, build: () =>
  */
 export async function forEachSummarisedBatch(
   ctx: OpsContext,
-  options: BatchOptions & {beforeCommit?: () => void; change?: (tx: Queryable, range: Where, span?: LocatorSpan) => Promise<number>},
+  options: BatchOptions & {beforeCommit?: () => void; change?: SummarisedChange},
   statement: (position: Where, reuse: Reuse) => Compilable | Sql | Promise<Compilable | Sql>,
   onBatch: (summary: BatchSummary) => void,
 ): Promise<Progress> {
   const templates = new Map<string, Sql>()
-  return batchLoop(ctx.db, options, async ({slotted, values, first, rangeTo}) => {
+  return batchLoop(ctx.db, options, async ({slotted, slottedRange, values, first}) => {
     // every batch's statement is the same but for its values: built once per shape
     const reuse: Reuse = (shape, slots, build) => {
       const key = `${first ? 'first' : 'next'} ${shape}`
@@ -376,7 +390,11 @@ export async function forEachSummarisedBatch(
       const [row] = await run(tx, query, REPEATED)
       const read = readSummary(row ?? {})
       const span = read.span && read.span.hi - read.span.lo < SPAN_SLACK * read.seen ? read.span : undefined
-      if (options.change && read.cursor) expectBatch(await options.change(tx, rangeTo(read.cursor), span), read.changed)
+      if (options.change && read.cursor) {
+        const bound = {last_at: read.cursor.at, last_id: read.cursor.id, ...(span && {span_lo: span.lo, span_hi: span.hi})}
+        const reuseInChange: Reuse = (shape, slots, build) => reuse(`change ${span ? 'by span' : 'by index'} ${shape}`, {...bound, ...slots}, build)
+        expectBatch(await options.change(tx, slottedRange, Boolean(span), reuseInChange), read.changed)
+      }
       options.beforeCommit?.()
       return read
     })

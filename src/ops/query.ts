@@ -76,11 +76,15 @@ export function templateOf(query: Compilable): Sql {
   return template
 }
 
+function isSlot(value: unknown): value is string {
+  return typeof value === 'string' && value.startsWith(SLOT)
+}
+
 /** The template with each stand-in replaced by the value of the same name; a stand-in without one is a bug. */
 export function bindSlots(template: Sql, values: Readonly<Record<string, unknown>>): Sql {
   let bound: unknown[] | undefined
   template.values.forEach((value, i) => {
-    if (typeof value !== 'string' || !value.startsWith(SLOT)) return
+    if (!isSlot(value)) return
     const name = value.slice(SLOT.length)
     if (!(name in values)) throw new Error(`statement slot ${name} has no value`)
     bound ??= [...template.values]
@@ -94,9 +98,12 @@ export function compiled(k: Kysely<any>, statement: RawBuilder<unknown>): Compil
   return {compile: () => statement.compile(k)}
 }
 
-/** A Kysely query, or a fragment already (a bound template). */
+/** A Kysely query, or a fragment already (a bound template). A query built with stand-ins must have gone through bindSlots. */
 function fragment(query: Compilable | Sql): Sql {
-  return query instanceof Sql ? query : fromCompiled(query.compile())
+  if (query instanceof Sql) return query
+  const built = fromCompiled(query.compile())
+  if (built.values.some(isSlot)) throw new Error('a statement built with stand-in values was run without binding them')
+  return built
 }
 
 export function run<R = Row>(target: Queryable, query: Compilable | Sql, options?: QueryOptions): Promise<R[]> {

@@ -182,9 +182,12 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
         signal: options.signal,
         change: oneStatement
           ? undefined
-          : (tx, range, span) => {
-              const target = changeTarget(ctx, names.outbox, span)
-              return exec(tx, k.updateTable(target.table).set(DELIVERABLE).where((eb: any) => eb.and([...target.within(eb), ...where(eb), ...range(eb), notLeased(ctx, at)])))
+          : (tx, range, bySpan, reuse) => {
+              const deliver = () => {
+                const target = changeTarget(ctx, names.outbox, bySpan)
+                return k.updateTable(target.table).set(DELIVERABLE).where((eb: any) => eb.and([...target.within(eb), ...where(eb), ...range(eb), notLeased(ctx, slot('lease_at'))]))
+              }
+              return exec(tx, reuse('deliver', {lease_at: db.dialect.timeParam(at!)}, deliver))
             },
       },
       async (position, reuse) => {
@@ -242,7 +245,7 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
   return out
 }
 
-function notLeased(ctx: OpsContext, at?: Date) {
+function notLeased(ctx: OpsContext, at?: Date | string) {
   return sql<SqlBool>`NOT (${leasedNow(ctx, at)} = 1)`
 }
 

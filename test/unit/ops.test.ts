@@ -3,7 +3,7 @@
 import {describe, expect, it} from 'vitest'
 import {DIALECTS} from '../../dialects/index.js'
 import {checkSelection} from '../../src/ops/replay.js'
-import {bindSlots, fromCompiled, slot, templateOf} from '../../src/ops/query.js'
+import {bindSlots, fromCompiled, run, slot, templateOf} from '../../src/ops/query.js'
 import type {StatusReport} from '../../src/ops/status.js'
 import {checkThresholds} from '../../src/ops/thresholds.js'
 import {truncate} from '../../src/render/events.js'
@@ -41,6 +41,12 @@ describe('statement templates', () => {
   it('refuse a stand-in left without a value, or inlined into the text', () => {
     expect(() => bindSlots(template, {at: '2026-01-01'})).toThrow('statement slot id has no value')
     expect(() => templateOf({compile: () => compiled(`select '${slot('at')}'`, [])})).toThrow('inlined a stand-in')
+  })
+  it('are never run unbound', () => {
+    const sent: unknown[] = []
+    const target = {query: async (s: unknown) => (sent.push(s), []), execute: async () => 0}
+    expect(() => run(target, {compile: () => compiled('select $1', [slot('at')])})).toThrow('without binding them')
+    expect(sent).toEqual([])
   })
 })
 
