@@ -9,7 +9,7 @@ import {UsageError} from '../errors.js'
 import {isUuid} from '../uuid.js'
 import {batchRead, changeTarget, countBy, expectBatch, forEachBatch, forEachSummarisedBatch, inBatch, leasedNow, summarisedStatement, summaryRead, tally, tallySummary, type BatchRow, type Progress, type Where} from './batches.js'
 import {sampleOf, type SampleEvent} from './events.js'
-import {databaseNow, slot, exec, num, opsContext, pointInTime, run, type OpsContext} from './query.js'
+import {databaseNow, exec, num, opsContext, pointInTime, run, slot, type OpsContext} from './query.js'
 
 export interface ReplaySelection {
   /** created_at at or after (inclusive); required unless ids or failedOnly */
