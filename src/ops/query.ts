@@ -55,8 +55,8 @@ function isDigit(text: string, at: number): boolean {
 
 export type Compilable = {compile(): CompiledQuery}
 
-// A stand-in value: NUL cannot occur in a real text value on PostgreSQL, and a stand-in left
-// unbound is refused there and compares equal to nothing elsewhere.
+// A stand-in value starts with NUL, which no value bound here holds (PostgreSQL refuses it in
+// text); run() and exec() refuse a statement that still holds one.
 const SLOT = '\u0000slot:'
 
 /**
@@ -86,7 +86,7 @@ export function bindSlots(template: Sql, values: Readonly<Record<string, unknown
   template.values.forEach((value, i) => {
     if (!isSlot(value)) return
     const name = value.slice(SLOT.length)
-    if (!(name in values)) throw new Error(`statement slot ${name} has no value`)
+    if (values[name] === undefined) throw new Error(`statement slot ${name} has no value`)
     bound ??= [...template.values]
     bound[i] = values[name]
   })
