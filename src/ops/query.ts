@@ -17,8 +17,9 @@ export async function opsContext(db: Db, names: TableNames): Promise<OpsContext>
 
 /**
  * Compiled Kysely SQL back to a fragment: placeholders outside quotes become bound values.
- * Cuts the text into slices between placeholders: most batch statements are compiled for
- * every batch, and building the text char by char was a third of their allocations.
+ * Cuts the text into slices between placeholders: the row-by-row batches compile their
+ * statements for every batch, and building the text char by char was a third of a batch's
+ * allocations (PostgreSQL archive, before its statements became templates).
  */
 export function fromCompiled(compiled: CompiledQuery): Sql {
   const text = compiled.sql
