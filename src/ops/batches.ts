@@ -5,9 +5,9 @@ import {sql, type ExpressionBuilder, type Expression, type RawBuilder, type Sele
 import type {Db, Queryable} from '../db/index.js'
 import {nextTurn} from '../event-loop.js'
 import {sampleOf, type SampleEvent} from './events.js'
-import {Sql} from '../../dialects/index.js'
+import type {Sql} from '../../dialects/index.js'
 import type {Cursor, OpsContext} from './query.js'
-import {bindSlots, compiled, fromCompiled, num, REPEATED, run, slot, templateOf, type Compilable} from './query.js'
+import {bindSlots, compiled, num, REPEATED, run, slot, templateOf, type Compilable} from './query.js'
 
 export interface Progress {
   /** rows examined so far */
@@ -213,11 +213,11 @@ async function stopRequested(options: BatchOptions, progress: Progress): Promise
 
 /**
  * CASE expression: 1 when a relay holds a live lease on the row (database clock), now or at
- * `at` (an instant read from the database, so that two statements decide alike; or the
- * stand-in of one, bound as Dialect.timeParam gives it).
+ * `at`: the stand-in (slot) of an instant read from the database, bound as Dialect.timeParam
+ * gives it, so that two statements decide alike.
  */
-export function leasedNow(ctx: OpsContext, at?: Date | string): RawBuilder<number> {
-  const now = at ? sql`${at instanceof Date ? ctx.db.dialect.timeParam(at) : at}` : sql.raw(ctx.db.dialect.now)
+export function leasedNow(ctx: OpsContext, at?: string): RawBuilder<number> {
+  const now = at ? sql`${at}` : sql.raw(ctx.db.dialect.now)
   return sql<number>`CASE WHEN lease_owner IS NOT NULL AND lease_until > ${now} THEN 1 ELSE 0 END`
 }
 
@@ -354,7 +354,8 @@ export type Reuse = (shape: string, slots: Record<string, unknown>, build: () =>
 
 /**
  * A batch summed up by the database (Dialect.batchSummary), so a batch of thousands of events
- * costs one small row on the wire instead of one row per event. With writable CTEs
+ * costs one small row on the wire instead of one row per event. `statement` builds its query
+ * through `reuse` (a template, bound per batch). With writable CTEs
  * (PostgreSQL) `statement` (built by summarisedStatement) reads the next batch after the
  * cursor, changes it and returns the summary. Without (SQLite), `statement` only reads the
  * summary and `change` then changes the same rows through the batch's (created_at, id) range,
@@ -372,7 +373,7 @@ export type Reuse = (shape: string, slots: Record<string, unknown>, build: () =>
 export async function forEachSummarisedBatch(
   ctx: OpsContext,
   options: BatchOptions & {beforeCommit?: () => void; change?: SummarisedChange},
-  statement: (position: Where, reuse: Reuse) => Compilable | Sql | Promise<Compilable | Sql>,
+  statement: (position: Where, reuse: Reuse) => Sql | Promise<Sql>,
   onBatch: (summary: BatchSummary) => void,
 ): Promise<Progress> {
   const templates = new Map<string, Sql>()
@@ -384,8 +385,7 @@ export async function forEachSummarisedBatch(
       if (!template) templates.set(key, (template = templateOf(build())))
       return bindSlots(template, {...values, ...slots})
     }
-    const built = await statement(slotted, reuse)
-    const query = built instanceof Sql ? built : bindSlots(fromCompiled(built.compile()), values)
+    const query = await statement(slotted, reuse)
     const summary = await batchTransaction(ctx.db, async (tx) => {
       const [row] = await run(tx, query, REPEATED)
       const read = readSummary(row ?? {})

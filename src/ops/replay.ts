@@ -245,7 +245,7 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
   return out
 }
 
-function notLeased(ctx: OpsContext, at?: Date | string) {
+function notLeased(ctx: OpsContext, at?: string) {
   return sql<SqlBool>`NOT (${leasedNow(ctx, at)} = 1)`
 }
 
