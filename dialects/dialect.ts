@@ -175,13 +175,29 @@ export interface Dialect {
    * With writableCte the statement changes the rows itself and the summary reads CTE `batch`
    * (the rows read: id, event_type, created_at), `batch_last` (its last row) and `changed`
    * (the rows changed, same columns). Without, the summary is read first and the change
-   * follows over the batch's (created_at, id) range in the same transaction, which only a
-   * single-writer database (SQLite) makes exact: the summary then reads CTE `batch` alone (id,
-   * event_type, created_at, skip: 1 for a row the change will leave alone, and `locator` where
-   * the dialect has a rowLocator), and also returns span_lo and span_hi, the smallest and
-   * largest locator of the rows to be changed.
+   * follows over the batch's (created_at, id) range in the same transaction, which the
+   * database keeps exact by having one writer (SQLite) or by the summary's read locking the
+   * batch's rows (batchReadLocks): the summary then reads CTE `batch` alone (id, event_type,
+   * created_at, skip: 1 for a row the change will leave alone, `locator` where the dialect has
+   * a rowLocator, `unchanged` where updateCountsChangedRows), and also returns span_lo and
+   * span_hi, the smallest and largest locator of the rows to be changed (and `unchanged`).
    */
-  batchSummary?(options: {sample: number; listed: number}): string
+  batchSummary(options: {sample: number; listed: number}): string
+  /**
+   * Without writable CTEs, on a database with other writers (MySQL/MariaDB): the summary's
+   * CTE `batch` reads FOR UPDATE, so the rows it sums up stay as read until the change in the
+   * same transaction. A batch then comes back as one row instead of one per event (MariaDB
+   * archive at --batch 1000, two interleaved runs: 1M rows peak at 89-91 MB against 97-100 MB
+   * reading the rows, 100k rows at 80-81 MB either way; the rows' strings no longer grow V8's
+   * young generation), in about the same time.
+   */
+  readonly batchReadLocks?: boolean
+  /**
+   * UPDATE reports the rows it changed, not those it matched (MySQL without CLIENT_FOUND_ROWS,
+   * which our pool turns off): a replayed row that was already deliverable is not counted,
+   * so the summary also counts those (`unchanged`) and the change must report the rest.
+   */
+  readonly updateCountsChangedRows?: boolean
   /**
    * Archive and replay batches commit without waiting for the disk, and one commit that waits,
    * after the last batch, makes all of them durable at once: `relax` runs first in each batch's
@@ -205,12 +221,13 @@ export interface Dialect {
    */
   readonly batchRunSetting?: {read: Sql; set(value: number): Sql; during: number; settle?: Sql}
   /**
-   * A row's physical address (SQLite: rowid), in which rows inserted one after another sit
-   * side by side. Without writable CTEs a summarised batch reports the locator span of the
-   * rows it will change; where that span is tight, the change reads the table by locator range
-   * alone (`table + onlyByLocator`: NOT INDEXED) instead of walking the created_at index with
-   * a row lookup per entry. SQLite replay of 1M rows at --batch 1000, library, three
-   * interleaved runs: 4.4-4.6 s with it, 4.7-4.8 s without (one-pass summary alone), 4.7-5.1 s
+   * A row's physical address (SQLite: rowid; InnoDB: the id, its clustered key), in which rows
+   * inserted one after another sit side by side. Without writable CTEs a summarised batch
+   * reports the locator span of the rows it will change; where that span is tight (SQLite:
+   * numerically, forEachSummarisedBatch; MySQL: the summary returns it only when the ids follow
+   * the batch's order), the change reads the table by locator range (`table + onlyByLocator`:
+   * NOT INDEXED) instead of walking the created_at index with a row lookup per entry. SQLite
+   * replay of 1M rows at --batch 1000, library, three interleaved runs: 4.4-4.6 s with it, 4.7-4.8 s without (one-pass summary alone), 4.7-5.1 s
    * before both; one bulk UPDATE 2.6-2.7 s.
    */
   readonly rowLocator?: {column: string; onlyByLocator: string}

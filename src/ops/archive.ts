@@ -13,7 +13,7 @@ import type {Db, Queryable} from '../db/index.js'
 import {UsageError} from '../errors.js'
 import {batchRead, changeTarget, countBy, forEachBatch, forEachStatementBatch, expectBatch, forEachSummarisedBatch, inBatch, summarisedStatement, summaryRead, tally, tallySummary, type BatchRow, type Progress, type Reuse, type Where} from './batches.js'
 import {ALL_COLUMNS, sampleOf, toStoredEvent, type SampleEvent} from './events.js'
-import {databaseNow, exec, num, opsContext, pointInTime, run, type Compilable, type OpsContext} from './query.js'
+import {databaseNow, exec, num, opsContext, pointInTime, run, slot, type Compilable, type OpsContext} from './query.js'
 
 export const DEFAULT_MIN_PUBLISHED_AGE_MS = 24 * 3_600_000
 
@@ -115,7 +115,7 @@ export async function archive(db: Db, names: TableNames, options: ArchiveOptions
     await file.sync()
   }
   try {
-    if (db.dialect.batchSummary && !file) {
+    if (!file) {
       const purge = Boolean(options.delete)
       const oneStatement = db.dialect.writableCte
       const progress = await forEachSummarisedBatch(
@@ -126,7 +126,10 @@ export async function archive(db: Db, names: TableNames, options: ArchiveOptions
           signal: options.signal,
           // moveRange has the failpoint between its copy and its delete
           beforeCommit: oneStatement ? () => failpoint('archive.mid-batch') : undefined,
-          change: oneStatement ? undefined : (tx, range, bySpan, reuse) => moveRange(ctx, tx, where, range, purge, {bySpan, reuse}),
+          change: oneStatement
+            ? undefined
+            : (tx, {range, rows, bySpan}, reuse) =>
+                moveRange(ctx, tx, where, range, purge, {target: changeTarget(ctx, names.outbox, bySpan), locked: db.dialect.batchReadLocks ? {rows, byId: bySpan} : undefined, reuse}),
         },
         // the sample is only gathered until it is full
         (position, reuse) => {
@@ -155,7 +158,7 @@ export async function archive(db: Db, names: TableNames, options: ArchiveOptions
     }
     const progress = await forEachBatch(ctx, names.outbox, where, {size, columns, onProgress: options.onProgress, signal: options.signal}, async (tx, rows, range) => {
       await exportRows(rows)
-      const moved = await moveRange(ctx, tx, where, range, Boolean(options.delete), {locked: rows.map((row) => String(row.id))})
+      const moved = await moveRange(ctx, tx, where, range, Boolean(options.delete), lockedRows(ctx, rows))
       tally(out, ctx, rows, SAMPLE)
       return moved
     })
@@ -203,39 +206,41 @@ async function openExport(path: string): Promise<FileHandle> {
  * (created_at, id) range, then deleted. Every copied row is deleted or the batch rolls back:
  * never in both tables, never in neither.
  *
- * With the `locked` batch's ids, in order (MySQL/MariaDB), the delete goes by range too, as
- * `ORDER BY created_at, id LIMIT <batch size>`: InnoDB's DELETE locks the index record after
- * a range before it sees the range has ended, so without the LIMIT it would wait on the next
- * batch's first row whenever another session holds it; with it, the scan stops at the batch's
- * last row. (By id list instead: 17-18 ms per 1000 rows against 13 ms.) The LIMIT could only
+ * With a `locked` batch (MySQL/MariaDB, where the batch's read locked its rows; and every
+ * row-by-row batch), the delete goes by range too, as `ORDER BY created_at, id LIMIT <batch
+ * size>`: InnoDB's DELETE locks the index record after a range before it sees the range has
+ * ended, so without the LIMIT it would wait on the next batch's first row whenever another
+ * session holds it; with it, the scan stops at the batch's last row. (By id list instead: 17-18 ms per 1000 rows against 13 ms.) The LIMIT could only
  * pick a wrong row if one entered the range after the copy; the range ends at the batch's last
  * row, so that row would then be the one left behind: it must be gone, or the batch rolls back.
  *
  * Where rows are stored in id order (Dialect.clusteredById) and the batch's first and last ids
- * are its smallest and largest (time-ordered ids such as UUIDv7, as our producer writes them),
- * both statements also say `id BETWEEN first AND last` and the delete goes `ORDER BY id`: the
- * server reads the batch in place, and the LIMIT still ends the scan on the batch's last row,
+ * are its smallest and largest (time-ordered ids such as UUIDv7, as our producer writes them:
+ * spansIds, or MySQL's summary returning the id span), both statements also say `id BETWEEN
+ * first AND last` and the delete goes `ORDER BY id`: the server reads the batch in place, and the LIMIT still ends the scan on the batch's last row,
  * which is now also its largest id, so the same check holds.
  *
- * A summarised batch's move (SQLite) builds both statements through its `reuse` (once per run)
- * and, `bySpan`, reads the table by the batch's locator span alone (changeTarget); the range
- * and selection still pick the rows.
+ * A summarised batch's move (SQLite, MySQL) builds its statements through its `reuse` (once
+ * per run) and, `bySpan`, reads the table by the batch's locator span (changeTarget); the
+ * range and selection still pick the rows.
  */
-async function moveRange(ctx: OpsContext, tx: Queryable, where: Where, range: Where, purge: boolean, batch: {locked?: string[]; bySpan?: boolean; reuse?: Reuse}): Promise<number> {
+async function moveRange(ctx: OpsContext, tx: Queryable, where: Where, range: Where, purge: boolean, batch: {target?: ChangeTarget; locked?: Locked; reuse?: Reuse}): Promise<number> {
   const {k, names, db} = ctx
   const {locked, reuse} = batch
-  const byId = locked !== undefined && db.dialect.clusteredById && spansIds(locked)
-  const idSpan: Where = byId ? (eb) => [eb('id', '>=', locked[0]), eb('id', '<=', locked[locked.length - 1])] : () => []
-  const target = changeTarget(ctx, names.outbox, Boolean(batch.bySpan))
-  const picked = (eb: any) => eb.and([...target.within(eb), ...where(eb), ...range(eb), ...idSpan(eb)])
+  const target = batch.target ?? {table: names.outbox, within: () => []}
+  const picked = (eb: any) => eb.and([...target.within(eb), ...where(eb), ...range(eb)])
   const prepared = (shape: string, build: () => Compilable) => (reuse ? reuse(shape, {}, build) : build())
+  // a template takes the batch's values as stand-ins (forEachSummarisedBatch binds them)
+  const value = <T>(name: string, v: T) => (reuse ? slot(name) : v)
   const remove = () => {
     const deleting = k.deleteFrom(target.table).where(picked)
-    return !locked ? deleting : (byId ? deleting.orderBy('id') : deleting.orderBy('created_at').orderBy('id')).limit(locked.length)
+    if (!locked) return deleting
+    return (locked.byId ? deleting.orderBy('id') : deleting.orderBy('created_at').orderBy('id')).limit(sql<number>`${value('batch_rows', locked.rows)}`)
   }
-  const removeLocked = async (ids: string[]) => {
-    const removed = expectBatch(await exec(tx, remove()), ids.length)
-    const [left] = await run(tx, k.selectFrom(names.outbox).select(sql<number>`COUNT(*)`.as('n')).where('id', '=', ids[ids.length - 1]))
+  const removeLocked = async (locked: Locked) => {
+    const removed = expectBatch(await exec(tx, prepared('delete', remove)), locked.rows)
+    const last = () => k.selectFrom(names.outbox).select(sql<number>`COUNT(*)`.as('n')).where('id', '=', value('last_id', locked.lastId))
+    const [left] = await run(tx, prepared('left', last))
     if (num(left?.n) > 0) throw new Error('a row entered the batch\'s range while it was moved; it was rolled back, rerun')
     return removed
   }
@@ -245,9 +250,30 @@ async function moveRange(ctx: OpsContext, tx: Queryable, where: Where, range: Wh
     return k.insertInto(names.archive).columns([...ALL_COLUMNS, 'archived_at']).expression(rows)
   }
   const copied = await exec(tx, prepared('copy', copy))
-  if (locked) expectBatch(copied, locked.length)
+  if (locked) expectBatch(copied, locked.rows)
   failpoint('archive.mid-batch')
   return locked ? removeLocked(locked) : expectBatch(await exec(tx, prepared('delete', remove)), copied)
+}
+
+type ChangeTarget = ReturnType<typeof changeTarget>
+
+/** A batch whose rows this transaction locked (MySQL/MariaDB; and every row-by-row batch). */
+interface Locked {
+  /** how many: the copy and the delete must each take exactly these */
+  rows: number
+  /** the batch's last row, which must be gone after the delete (a template binds last_id instead) */
+  lastId?: string
+  /** the batch is an id range (the target reads it by id): the delete goes in id order */
+  byId: boolean
+}
+
+/** A row-by-row batch: its rows are locked; where their ids follow their order, it is read as an id range. */
+function lockedRows(ctx: OpsContext, rows: BatchRow[]): {target?: ChangeTarget; locked: Locked} {
+  const ids = rows.map((row) => String(row.id))
+  const [first, last] = [ids[0], ids[ids.length - 1]]
+  const byId = ctx.db.dialect.clusteredById && spansIds(ids)
+  const target = byId ? {table: ctx.names.outbox, within: ((eb) => [eb('id', '>=', first), eb('id', '<=', last)]) as Where} : undefined
+  return {target, locked: {rows: ids.length, lastId: last, byId}}
 }
 
 /** The first id is the smallest and the last the largest (the column compares bytes: ascii_bin). */

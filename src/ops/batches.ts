@@ -270,15 +270,20 @@ export function batchRead(ctx: OpsContext, where: Where, position: Where, size: 
 
 /**
  * Without writable CTEs: the summary of the next batch, read before the batch is changed
- * (forEachSummarisedBatch's `change`); `skip` is 1 for the rows the change will leave alone.
+ * (forEachSummarisedBatch's `change`); `skip` is 1 for the rows the change will leave alone,
+ * `unchanged` 1 for those it will find as they should be (Dialect.updateCountsChangedRows).
  */
-export function summaryRead(ctx: OpsContext, where: Where, position: Where, size: number, wanted: {sample: number; listed: number}, skip?: RawBuilder<number>) {
-  const locator = ctx.db.dialect.rowLocator
-  const batch = batchRead(ctx, where, position, size, skip ?? sql<number>`0`).$if(Boolean(locator), (qb) => qb.select(sql.raw(locator!.column).as('locator')))
-  const summary = sql.raw(ctx.db.dialect.batchSummary!(wanted))
+export function summaryRead(ctx: OpsContext, where: Where, position: Where, size: number, wanted: {sample: number; listed: number}, skip?: RawBuilder<number>, unchanged?: RawBuilder<number>) {
+  const {rowLocator: locator, updateCountsChangedRows, batchReadLocks} = ctx.db.dialect
+  const batch = batchRead(ctx, where, position, size, skip ?? sql<number>`0`)
+    .$if(Boolean(locator), (qb) => qb.select(sql.raw(locator!.column).as('locator')))
+    .$if(Boolean(updateCountsChangedRows), (qb) => qb.select((unchanged ?? sql<number>`0`).as('unchanged')))
+  const summary = sql.raw(ctx.db.dialect.batchSummary(wanted))
+  // An embedded query compiles in parentheses already; SQLite refuses a second pair.
+  // Locking: the rows stay as summed up until the change (MariaDB has no NOT MATERIALIZED).
+  if (batchReadLocks) return compiled(ctx.k, sql`WITH batch AS ${batch.forUpdate()} ${summary}`)
   // NOT MATERIALIZED: the summary's one pass reads it as it is produced; the rare second
   // reader (sample, skipped ids) reads it again rather than every batch storing it.
-  // An embedded query compiles in parentheses already; SQLite refuses a second pair.
   return compiled(ctx.k, sql`WITH batch AS NOT MATERIALIZED ${batch} ${summary}`)
 }
 
@@ -302,15 +307,18 @@ export interface BatchSummary {
   sample: SampleEvent[]
   /** rows read but not changed (leased, or changed meanwhile), at most the number asked for */
   skippedIds: string[]
+  /** of the changed rows, those the change finds as they should be already (Dialect.updateCountsChangedRows) */
+  unchanged: number
   /** the batch's last (created_at, id) */
   cursor?: Cursor
   /** without writable CTEs, where the dialect has a rowLocator: the smallest and largest locator of the rows to change */
   span?: LocatorSpan
 }
 
+/** Numbers (SQLite's rowid) or ids (InnoDB's clustered key). */
 export interface LocatorSpan {
-  lo: number
-  hi: number
+  lo: number | string
+  hi: number | string
 }
 
 /**
@@ -319,6 +327,12 @@ export interface LocatorSpan {
  * selective --type, spread a batch thinly).
  */
 const SPAN_SLACK = 2
+
+/** A numeric span is judged here; an id span only comes back where the dialect's summary found it tight. */
+function tightSpan(span: LocatorSpan | undefined, rows: number): LocatorSpan | undefined {
+  if (!span || typeof span.lo !== 'number' || typeof span.hi !== 'number') return span
+  return span.hi - span.lo < SPAN_SLACK * rows ? span : undefined
+}
 
 /**
  * The table a summarised batch's change names, and the predicate that keeps it to the
@@ -337,12 +351,13 @@ export function changeTarget(ctx: OpsContext, table: string, bySpan: boolean): {
 }
 
 /**
- * How a summarised batch's change (SQLite) changes the summed-up rows: `range` (the batch's
- * (created_at, id) span, as stand-ins), `bySpan` (whether changeTarget may read by locator
- * span), and `reuse`, through which every statement of the change is built: it binds the
- * range's and the span's values (and any `slots` of the change's own).
+ * How a summarised batch's change (SQLite, MySQL) changes the summed-up rows: `range` (the
+ * batch's (created_at, id) span, as stand-ins), `rows` (how many the summary says it changes),
+ * `bySpan` (whether changeTarget may read by locator span), and `reuse`, through which every
+ * statement of the change is built: it binds the range's and the span's values, the last
+ * row's id (last_id) and `rows` (batch_rows), and any `slots` of the change's own.
  */
-export type SummarisedChange = (tx: Queryable, range: Where, bySpan: boolean, reuse: Reuse) => Promise<number>
+export type SummarisedChange = (tx: Queryable, batch: {range: Where; rows: number; bySpan: boolean}, reuse: Reuse) => Promise<number>
 
 /**
  * A statement built once per `shape` (the text: what it selects, how big its sample is) from
@@ -389,11 +404,12 @@ export async function forEachSummarisedBatch(
     const summary = await batchTransaction(ctx.db, async (tx) => {
       const [row] = await run(tx, query, REPEATED)
       const read = readSummary(row ?? {})
-      const span = read.span && read.span.hi - read.span.lo < SPAN_SLACK * read.seen ? read.span : undefined
-      if (options.change && read.cursor) {
-        const bound = {last_at: read.cursor.at, last_id: read.cursor.id, ...(span && {span_lo: span.lo, span_hi: span.hi})}
+      const span = tightSpan(read.span, read.seen)
+      if (options.change && read.cursor && read.changed > 0) {
+        const bound = {last_at: read.cursor.at, last_id: read.cursor.id, batch_rows: read.changed, ...(span && {span_lo: span.lo, span_hi: span.hi})}
         const reuseInChange: Reuse = (shape, slots, build) => reuse(`change ${span ? 'by span' : 'by index'} ${shape}`, {...bound, ...slots}, build)
-        expectBatch(await options.change(tx, slottedRange, Boolean(span), reuseInChange), read.changed)
+        const changed = await options.change(tx, {range: slottedRange, rows: read.changed, bySpan: Boolean(span)}, reuseInChange)
+        expectBatch(changed, read.changed - read.unchanged)
       }
       options.beforeCommit?.()
       return read
@@ -409,21 +425,34 @@ export async function forEachSummarisedBatch(
  * dialect's summary read), then `ctes` (which must define `changed`), then the summary.
  */
 export function summarisedStatement(ctx: OpsContext, batch: ReturnType<typeof batchRead>, ctes: RawBuilder<unknown>, wanted: {sample: number; listed: number}): Compilable {
-  return compiled(ctx.k, sql`WITH batch AS MATERIALIZED (${batch}), ${BATCH_LAST}, ${ctes} ${sql.raw(ctx.db.dialect.batchSummary!(wanted))}`)
+  return compiled(ctx.k, sql`WITH batch AS MATERIALIZED (${batch}), ${BATCH_LAST}, ${ctes} ${sql.raw(ctx.db.dialect.batchSummary(wanted))}`)
 }
 
 function readSummary(row: Record<string, unknown>): BatchSummary {
   const json = <T>(value: unknown, empty: T): T => (value == null ? empty : typeof value === 'string' ? JSON.parse(value) : (value as T))
   const sample = json<{id: string; event_type: string; created_at: string}[]>(row.sample, [])
+  const byType = json<Record<string, number>>(row.by_type, {})
   return {
     seen: num(row.seen),
     changed: num(row.changed),
-    byType: json<Record<string, number>>(row.by_type, {}),
-    sample: sample.map((r) => ({id: String(r.id), eventType: String(r.event_type), createdAt: new Date(r.created_at).toISOString()})),
+    // MySQL's summary also names the types whose rows were all skipped
+    byType: Object.fromEntries(Object.entries(byType).filter(([, n]) => Number(n) > 0)),
+    // in (created_at, id) order: MySQL cannot order inside JSON_ARRAYAGG
+    sample: sample
+      .map((r) => ({id: String(r.id), eventType: String(r.event_type), createdAt: new Date(r.created_at).toISOString(), key: `${r.created_at} ${r.id}`}))
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+      .map(({key: _key, ...event}) => event),
     skippedIds: json<string[]>(row.skipped_ids, []).map(String),
+    unchanged: num(row.unchanged),
     cursor: row.cursor_id == null ? undefined : {at: String(row.cursor_at), id: String(row.cursor_id)},
-    span: Number.isSafeInteger(row.span_lo) && Number.isSafeInteger(row.span_hi) ? {lo: Number(row.span_lo), hi: Number(row.span_hi)} : undefined,
+    span: spanOf(row.span_lo, row.span_hi),
   }
+}
+
+function spanOf(lo: unknown, hi: unknown): LocatorSpan | undefined {
+  if (Number.isSafeInteger(lo) && Number.isSafeInteger(hi)) return {lo: Number(lo), hi: Number(hi)}
+  if (typeof lo === 'string' && typeof hi === 'string') return {lo, hi}
+  return undefined
 }
 
 /** Adds a batch summary to a result's per-type counts and its sample. */

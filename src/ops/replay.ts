@@ -7,7 +7,7 @@ import type {TableNames} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
 import {UsageError} from '../errors.js'
 import {isUuid} from '../uuid.js'
-import {batchRead, changeTarget, countBy, expectBatch, forEachBatch, forEachSummarisedBatch, inBatch, leasedNow, summarisedStatement, summaryRead, tally, tallySummary, type BatchRow, type Progress, type Where} from './batches.js'
+import {batchRead, changeTarget, countBy, forEachBatch, forEachSummarisedBatch, inBatch, leasedNow, summarisedStatement, summaryRead, tally, tallySummary, type Progress, type Where} from './batches.js'
 import {sampleOf, type SampleEvent} from './events.js'
 import {databaseNow, exec, num, opsContext, pointInTime, run, slot, type OpsContext} from './query.js'
 
@@ -59,6 +59,8 @@ export interface ReplayResult {
 
 const LISTED_IDS = 100
 const DELIVERABLE = {published_at: null, failed_at: null, lease_owner: null, lease_until: null, last_error: null, attempts: 0}
+// 1 for a row that is as DELIVERABLE makes it already: MySQL's UPDATE does not count it (Dialect.updateCountsChangedRows)
+const ALREADY_DELIVERABLE = sql<number>`CASE WHEN published_at IS NULL AND failed_at IS NULL AND lease_owner IS NULL AND lease_until IS NULL AND last_error IS NULL AND attempts = 0 THEN 1 ELSE 0 END`
 const SAMPLE = 10
 // what a copy from the archive brings back; the rest takes the outbox defaults (pending, 0 attempts)
 const EVENT_FIELDS = ['id', 'event_type', 'aggregate_type', 'aggregate_id', 'aggregate_version', 'payload', 'headers', 'created_at']
@@ -156,21 +158,7 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
   const {k} = ctx
   const out = result(options, r, false)
   const size = options.batch ?? 1000
-  const columns = options.fromArchive ? [] : [leasedNow(ctx).as('leased')]
-
-  // batches come in (created_at, id) order: the last row is the newest
-  const reached = (rows: BatchRow[]) => {
-    const at = db.dialect.parseTime(rows[rows.length - 1].cursor_at)?.toISOString() ?? null
-    if (at && (!out.doneThrough || at > out.doneThrough)) out.doneThrough = at
-  }
-  // rows a live relay holds are counted and listed, never touched
-  const isLeased = (row: BatchRow) => num(row.leased) === 1
-  const skipLeased = (rows: BatchRow[], leased: BatchRow[]) => {
-    out.skippedLeased += leased.length
-    for (const row of leased) if (out.skippedLeasedIds.length < LISTED_IDS) out.skippedLeasedIds.push(String(row.id))
-    return rows.filter((row) => !isLeased(row))
-  }
-  if (db.dialect.batchSummary && !options.fromArchive) {
+  if (!options.fromArchive) {
     const oneStatement = db.dialect.writableCte
     // without writable CTEs the summary and the change are two statements: both judge leases at one instant
     let at: Date | undefined
@@ -182,7 +170,7 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
         signal: options.signal,
         change: oneStatement
           ? undefined
-          : (tx, range, bySpan, reuse) => {
+          : (tx, {range, bySpan}, reuse) => {
               const deliver = () => {
                 const target = changeTarget(ctx, names.outbox, bySpan)
                 return k.updateTable(target.table).set(DELIVERABLE).where((eb: any) => eb.and([...target.within(eb), ...where(eb), ...range(eb), notLeased(ctx, slot('lease_at'))]))
@@ -196,47 +184,32 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
         const shape = `sample ${wanted.sample} listed ${wanted.listed}`
         if (oneStatement) return reuse(shape, {}, () => summarisedReplay(ctx, where, position, size, wanted))
         at = await databaseNow(db)
-        return reuse(shape, {lease_at: db.dialect.timeParam(at)}, () => summaryRead(ctx, where, position, size, wanted, leasedNow(ctx, slot('lease_at'))))
+        return reuse(shape, {lease_at: db.dialect.timeParam(at)}, () => summaryRead(ctx, where, position, size, wanted, leasedNow(ctx, slot('lease_at')), ALREADY_DELIVERABLE))
       },
       (summary) => {
         out.matched += summary.seen
         out.skippedLeased += summary.seen - summary.changed
         for (const id of summary.skippedIds) if (out.skippedLeasedIds.length < LISTED_IDS) out.skippedLeasedIds.push(id)
         tallySummary(out, summary, SAMPLE)
-        if (summary.cursor) out.doneThrough = new Date(summary.cursor.at).toISOString()
+        if (summary.cursor) out.doneThrough = db.dialect.parseTime(summary.cursor.at)?.toISOString() ?? out.doneThrough
       },
     )
     return {...out, replayed: progress.changed, batches: progress.batches, interrupted: Boolean(progress.interrupted)}
   }
 
-  const progress = await forEachBatch(ctx, table, where, {size, columns, onProgress: options.onProgress, signal: options.signal}, async (tx, rows, range) => {
+  // from the archive, row by row: an id already in the outbox is left in the archive
+  const progress = await forEachBatch(ctx, table, where, {size, onProgress: options.onProgress, signal: options.signal}, async (tx, rows) => {
     out.matched += rows.length
-    const leased = options.fromArchive ? [] : rows.filter(isLeased)
-    let free = rows
-    if (options.fromArchive) {
-      const present = new Set((await run(tx, k.selectFrom(names.outbox).select('id').where('id', 'in', rows.map((row) => row.id)))).map((row) => String(row.id)))
-      free = rows.filter((row) => !present.has(String(row.id)))
-      out.alreadyInOutbox += rows.length - free.length
-    } else free = skipLeased(rows, leased)
-    if (free.length === 0) {
-      reached(rows)
-      return 0
-    }
+    const present = new Set((await run(tx, k.selectFrom(names.outbox).select('id').where('id', 'in', rows.map((row) => row.id)))).map((row) => String(row.id)))
+    const free = rows.filter((row) => !present.has(String(row.id)))
+    out.alreadyInOutbox += rows.length - free.length
+    // batches come in (created_at, id) order: the last row is the newest
+    out.doneThrough = db.dialect.parseTime(rows[rows.length - 1].cursor_at)?.toISOString() ?? out.doneThrough
+    if (free.length === 0) return 0
     const ids = free.map((row) => String(row.id))
-    let changed: number
-    if (options.fromArchive) {
-      changed = await exec(tx, k.insertInto(names.outbox).columns(EVENT_FIELDS).expression(k.selectFrom(names.archive).select(EVENT_FIELDS).where('id', 'in', ids)))
-      await exec(tx, k.deleteFrom(names.archive).where('id', 'in', ids))
-    } else {
-      // the locked rows again through the batch's range, less the leased ones (by id: exact)
-      const leasedIds = leased.map((row) => String(row.id))
-      const picked = (eb: any) => eb.and([...where(eb), ...range(eb), ...(leasedIds.length ? [eb('id', 'not in', leasedIds)] : [])])
-      // MySQL counts changed rows only (a row already deliverable is not), so: never more than the batch
-      changed = await exec(tx, k.updateTable(names.outbox).set(DELIVERABLE).where(picked))
-      if (changed > free.length) expectBatch(changed, free.length)
-    }
+    const changed = await exec(tx, k.insertInto(names.outbox).columns(EVENT_FIELDS).expression(k.selectFrom(names.archive).select(EVENT_FIELDS).where('id', 'in', ids)))
+    await exec(tx, k.deleteFrom(names.archive).where('id', 'in', ids))
     tally(out, ctx, free, SAMPLE)
-    reached(rows)
     return changed
   })
   out.replayed = progress.changed
