@@ -148,8 +148,11 @@ function bulkReplay(db, n, sinceParam) {
 // InnoDB removes old row versions and delete-marked records after commit, in background purge
 // threads. A bulk UPDATE or DELETE of 1M rows commits first and is purged afterwards (seen:
 // ~5 s of purge after a 7 s bulk replay); a batched run pays the purge of its earlier batches
-// while it runs, on the same two cores. The History list length (undo logs not yet purged)
-// is back to 0 when the purge is done. Returns the ms waited (null: not MySQL, or not done in 120 s,
+// while it runs, on the same two cores. What a batch's statements cost (2026-12-04, 1M rows,
+// replay): alone on a quiet server, the summary read (FOR UPDATE) 2.5-2.8 ms and the UPDATE of
+// 1000 rows 7.2-7.5 ms, the bulk's own rate; inside the batched run, beside the purge (and page
+// flushing) of the earlier batches, 6 and 12 ms. The History list length (undo logs not yet
+// purged) is back to 0 when the purge is done. Returns the ms waited (null: not MySQL, or not done in 120 s,
 // e.g. another session's open read view holds it).
 async function purgeWait(db) {
   if (db.dialect.name !== 'mysql') return null
