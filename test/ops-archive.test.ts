@@ -67,6 +67,34 @@ for (const target of matrix) {
     const SHAPES = {ascending: (i: number) => i, descending: (i: number) => 1000 - i}
     const idOf = (n: number) => `00000000-0000-7000-8000-${n.toString(16).padStart(12, '0')}`
 
+    // 12 rows, batches of 4, row 9 (the third batch's first) held by another session
+    async function heldRowStopsItsBatch(order: (i: number) => number) {
+      await clear(db, names)
+      now = await databaseNow(db)
+      const rows = Array.from({length: 12}, (_, i): RowSpec => ({id: idOf(order(i)), type: 'c', created: -50 * DAY + i, published: -50 * DAY + i + 1}))
+      const inserted = await insertRows(db, names, now, rows)
+      const other = await openDb(target.url)
+      try {
+        let run!: Promise<unknown>
+        await other.transaction(async (tx) => {
+          await tx.query(sql`SELECT id FROM ${raw(db.dialect.table(names, 'outbox'))} WHERE id = ${inserted[8]} FOR UPDATE`)
+          run = archive(db, names, {before: cutoff(), batch: 4})
+          await until(async () => (await ids(db, names, 'archive')).length === 8, 15_000, 'batches 1 and 2 committed while row 9 is held')
+        })
+        expect(await run).toMatchObject({archived: 12, batches: 3})
+      } finally {
+        await other.close()
+      }
+      expect(await inExactlyOneTable(db, names, inserted)).toBe(12)
+    }
+
+    // Random ids put a batch's smallest first and its largest last by chance (1 in 12 for 4
+    // rows): the batch is no id range then, and reading one would run into rows outside it
+    // (here the held row, whose id lies between the second batch's first and last ids)
+    it.skipIf(target.dialect === 'sqlite')('a held row stops the batch that reaches it, not the one before (ids smallest first and largest last, not in order)', () =>
+      heldRowStopsItsBatch((i) => 1000 * Math.floor(i / 4) + [0, 600, 500, 1250][i % 4]),
+    )
+
     // MariaDB/MySQL delete a batch by its range with LIMIT <rows locked>: a row that enters
     // the range after the copy (another session inserts an event created in the past; at READ
     // COMMITTED nothing locks the gap) would be deleted in place of the batch's last row. That
@@ -112,25 +140,7 @@ for (const target of matrix) {
 
       // the batch's own delete must not wait on the next batch's first row: another session
       // holds it, the batches before it commit while the batch that reaches it waits
-      it.skipIf(target.dialect === 'sqlite')(`a held row stops the batch that reaches it, not the one before (ids ${shape})`, async () => {
-        await clear(db, names)
-        now = await databaseNow(db)
-        const rows = Array.from({length: 12}, (_, i): RowSpec => ({id: idOf(order(i)), type: 'c', created: -50 * DAY + i, published: -50 * DAY + i + 1}))
-        const inserted = await insertRows(db, names, now, rows)
-        const other = await openDb(target.url)
-        try {
-          let run!: Promise<unknown>
-          await other.transaction(async (tx) => {
-            await tx.query(sql`SELECT id FROM ${raw(db.dialect.table(names, 'outbox'))} WHERE id = ${inserted[8]} FOR UPDATE`)
-            run = archive(db, names, {before: cutoff(), batch: 4})
-            await until(async () => (await ids(db, names, 'archive')).length === 8, 15_000, 'batches 1 and 2 committed while row 9 is held')
-          })
-          expect(await run).toMatchObject({archived: 12, batches: 3})
-        } finally {
-          await other.close()
-        }
-        expect(await inExactlyOneTable(db, names, inserted)).toBe(12)
-      })
+      it.skipIf(target.dialect === 'sqlite')(`a held row stops the batch that reaches it, not the one before (ids ${shape})`, () => heldRowStopsItsBatch(order))
 
       it(`--delete purges batch by batch, nothing else (ids ${shape})`, async () => {
         await clear(db, names)

@@ -53,17 +53,17 @@ for (const target of matrix) {
     }
 
     /**
-     * A statement on `table` (this file's own) waits on a lock. MariaDB's innodb_trx leaves out
-     * the waiting batch (seen on 10.11; SHOW ENGINE INNODB STATUS has it as LOCK WAIT), so there:
-     * running for a second or more, which a batch of 7 rows only does when it waits.
+     * A statement on `table` (this file's own) waits on a row lock. MariaDB 10.11's innodb_trx
+     * leaves the waiting batch out (and processlist's time can count from before the statement),
+     * so there the InnoDB monitor's line for the lock being waited on, which names the table.
      */
     async function waitsOnRowLock(table: string): Promise<boolean> {
-      const like = `%${table}%`
-      const waiting =
-        db.dialect.name === 'postgres'
-          ? sql`SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE ${like} AND pid <> pg_backend_pid()`
-          : sql`SELECT id FROM information_schema.processlist WHERE command IN ('Query', 'Execute') AND time >= 1 AND info LIKE ${like} AND id <> CONNECTION_ID()`
-      return (await db.query(waiting)).length > 0
+      if (db.dialect.name === 'postgres') {
+        const waiting = sql`SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE ${`%${table}%`} AND pid <> pg_backend_pid()`
+        return (await db.query(waiting)).length > 0
+      }
+      const [monitor] = await db.query<{Status: string}>(sql`SHOW ENGINE INNODB STATUS`)
+      return String(monitor?.Status ?? '').split('\n').some((line) => line.includes(`.${table} trx id`) && line.endsWith(' waiting'))
     }
 
     /** Every event is in exactly one of the two tables; returns how many were archived. */

@@ -214,11 +214,11 @@ async function openExport(path: string): Promise<FileHandle> {
  * pick a wrong row if one entered the range after the copy; the range ends at the batch's last
  * row, so that row would then be the one left behind: it must be gone, or the batch rolls back.
  *
- * Where rows are stored in id order (Dialect.clusteredById) and the batch's first and last ids
- * are its smallest and largest (time-ordered ids such as UUIDv7, as our producer writes them:
- * spansIds, or MySQL's summary returning the id span), both statements also say `id BETWEEN
- * first AND last` and the delete goes `ORDER BY id`: the server reads the batch in place, and the LIMIT still ends the scan on the batch's last row,
- * which is now also its largest id, so the same check holds.
+ * Where rows are stored in id order (Dialect.clusteredById) and the batch's ids ascend in its
+ * order (time-ordered ids such as UUIDv7, as our producer writes them: idsAscend, or MySQL's
+ * summary returning the id span), both statements also say `id BETWEEN first AND last` and
+ * the delete goes `ORDER BY id`: the server reads the batch in place, and the LIMIT still ends
+ * the scan on the batch's last row, which is now also its largest id, so the same check holds.
  *
  * A summarised batch's move (SQLite, MySQL) builds its statements through its `reuse` (once
  * per run) and, `bySpan`, reads the table by the batch's locator span (changeTarget); the
@@ -271,15 +271,18 @@ interface Locked {
 function lockedRows(ctx: OpsContext, rows: BatchRow[]): {target?: ChangeTarget; locked: Locked} {
   const ids = rows.map((row) => String(row.id))
   const [first, last] = [ids[0], ids[ids.length - 1]]
-  const byId = ctx.db.dialect.clusteredById && spansIds(ids)
+  const byId = ctx.db.dialect.clusteredById && idsAscend(ids)
   const target = byId ? {table: ctx.names.outbox, within: ((eb) => [eb('id', '>=', first), eb('id', '<=', last)]) as Where} : undefined
   return {target, locked: {rows: ids.length, lastId: last, byId}}
 }
 
-/** The first id is the smallest and the last the largest (the column compares bytes: ascii_bin). */
-function spansIds(ids: string[]): boolean {
-  const [first, last] = [ids[0], ids[ids.length - 1]]
-  return ids.every((id) => id >= first && id <= last)
+/**
+ * The ids ascend in the batch's order (the column compares bytes: ascii_bin), as time-ordered
+ * ids do. Smallest first and largest last is not enough: random ids do that by chance in small
+ * batches, and the id range then runs over the table.
+ */
+function idsAscend(ids: string[]): boolean {
+  return ids.every((id, i) => i === 0 || ids[i - 1] < id)
 }
 
 /**
