@@ -254,7 +254,9 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
  * were not enough: random ids put them at the ends of a small batch by chance (1 in 42 for 7
  * rows), and the id range then ran over the table, waiting on locks of rows outside the batch.
  * This summary costs ~0.5 ms a batch more on the server than reading the 1000 rows, and
- * saves about as much parsing them in JavaScript. MySQL 8 has no ORDER BY inside
+ * saves about as much parsing them in JavaScript; the descent count (LAG sorts the batch) adds
+ * ~1 ms more (1000 rows, locked, quiet server: 3.7 ms p10 / 5.6 p50 against 2.7 / 4.1), the
+ * price of never reading a random-id batch as an id range. MySQL 8 has no ORDER BY inside
  * JSON_ARRAYAGG: the sample and the listed ids are the right rows (ORDER BY ... LIMIT in a
  * derived table) and readSummary puts the sample in order.
  */
