@@ -210,9 +210,10 @@ async function openExport(path: string): Promise<FileHandle> {
  * row-by-row batch), the delete goes by range too, as `ORDER BY created_at, id LIMIT <batch
  * size>`: InnoDB's DELETE locks the index record after a range before it sees the range has
  * ended, so without the LIMIT it would wait on the next batch's first row whenever another
- * session holds it; with it, the scan stops at the batch's last row. (By id list instead: 17-18 ms per 1000 rows against 13 ms.) The LIMIT could only
- * pick a wrong row if one entered the range after the copy; the range ends at the batch's last
- * row, so that row would then be the one left behind: it must be gone, or the batch rolls back.
+ * session holds it; with it, the scan stops at the batch's last row. (By id list instead:
+ * 17-18 ms per 1000 rows against 13 ms.) The LIMIT could only pick a wrong row if one entered
+ * the range after the copy; the range ends at the batch's last row, so that row would then be
+ * the one left behind: it must be gone, or the batch rolls back.
  *
  * Where rows are stored in id order (Dialect.clusteredById) and the batch's ids ascend in its
  * order (time-ordered ids such as UUIDv7, as our producer writes them: idsAscend, or MySQL's
