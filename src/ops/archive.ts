@@ -225,10 +225,9 @@ async function openExport(path: string): Promise<FileHandle> {
  * per run) and, `bySpan`, reads the table by the batch's locator span (changeTarget); the
  * range and selection still pick the rows.
  */
-async function moveRange(ctx: OpsContext, tx: Queryable, where: Where, range: Where, purge: boolean, batch: {target?: ChangeTarget; locked?: Locked; reuse?: Reuse}): Promise<number> {
+async function moveRange(ctx: OpsContext, tx: Queryable, where: Where, range: Where, purge: boolean, batch: {target: ChangeTarget; locked?: Locked; reuse?: Reuse}): Promise<number> {
   const {k, names, db} = ctx
-  const {locked, reuse} = batch
-  const target = batch.target ?? {table: names.outbox, within: () => []}
+  const {target, locked, reuse} = batch
   const picked = (eb: any) => eb.and([...target.within(eb), ...where(eb), ...range(eb)])
   const prepared = (shape: string, build: () => Compilable) => (reuse ? reuse(shape, {}, build) : build())
   // a template takes the batch's values as stand-ins (forEachSummarisedBatch binds them)
@@ -269,11 +268,11 @@ interface Locked {
 }
 
 /** A row-by-row batch: its rows are locked; where their ids follow their order, it is read as an id range. */
-function lockedRows(ctx: OpsContext, rows: BatchRow[]): {target?: ChangeTarget; locked: Locked} {
+function lockedRows(ctx: OpsContext, rows: BatchRow[]): {target: ChangeTarget; locked: Locked} {
   const ids = rows.map((row) => String(row.id))
   const [first, last] = [ids[0], ids[ids.length - 1]]
   const byId = ctx.db.dialect.clusteredById && idsAscend(ids)
-  const target = byId ? {table: ctx.names.outbox, within: ((eb) => [eb('id', '>=', first), eb('id', '<=', last)]) as Where} : undefined
+  const target = byId ? {table: ctx.names.outbox, within: ((eb) => [eb('id', '>=', first), eb('id', '<=', last)]) as Where} : changeTarget(ctx, ctx.names.outbox, false)
   return {target, locked: {rows: ids.length, lastId: last, byId}}
 }
 
