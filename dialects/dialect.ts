@@ -228,8 +228,8 @@ export interface Dialect {
    * numerically, forEachSummarisedBatch; MySQL: the summary returns it only when the ids follow
    * the batch's order), the change reads the table by locator range (`table + onlyByLocator`:
    * NOT INDEXED) instead of walking the created_at index with a row lookup per entry. SQLite
-   * replay of 1M rows at --batch 1000, library, three interleaved runs: 4.4-4.6 s with it, 4.7-4.8 s without (one-pass summary alone), 4.7-5.1 s
-   * before both; one bulk UPDATE 2.6-2.7 s.
+   * replay of 1M rows at --batch 1000, library, three interleaved runs: 4.4-4.6 s with it,
+   * 4.7-4.8 s without (one-pass summary alone), 4.7-5.1 s before both; one bulk UPDATE 2.6-2.7 s.
    */
   readonly rowLocator?: {column: string; onlyByLocator: string}
 }

@@ -152,8 +152,8 @@ function bulkReplay(db, n, sinceParam) {
 // replay): alone on a quiet server, the summary read (FOR UPDATE) 2.5-2.8 ms and the UPDATE of
 // 1000 rows 7.2-7.5 ms, the bulk's own rate; inside the batched run, beside the purge (and page
 // flushing) of the earlier batches, 6 and 12 ms. The History list length (undo logs not yet
-// purged) is back to 0 when the purge is done. Returns the ms waited (null: not MySQL, or not done in 120 s,
-// e.g. another session's open read view holds it).
+// purged) is back to 0 when the purge is done. Returns the ms waited (null: not MySQL, or not
+// done in 120 s, e.g. another session's open read view holds it).
 async function purgeWait(db) {
   if (db.dialect.name !== 'mysql') return null
   const started = performance.now()
