@@ -130,6 +130,14 @@ export interface Dialect {
   isolationLevel(version: string): Sql | undefined
   /** the statement's plan (EXPLAIN / EXPLAIN QUERY PLAN) */
   explain(statement: Sql): Sql
+  /**
+   * The statement run with the server counting the rows each table access reads, and
+   * `rowsRead`: how many it read from `table` (PostgreSQL: EXPLAIN (ANALYZE, FORMAT JSON),
+   * rows returned plus rows removed by filters, times loops; MariaDB: ANALYZE FORMAT=JSON,
+   * r_rows times r_loops). Undefined on SQLite, which counts none (its plan names the index).
+   * How the tests and the benchmark show that status reads the backlog, not the history.
+   */
+  readonly analyzeRows?: {statement(statement: Sql): Sql; rowsRead(result: Record<string, unknown>[], table: string): number}
   /** refresh the planner's statistics for the outbox table */
   analyze(names: TableNames): Sql
   /** drop the outbox table if it exists (verify's scratch table) */

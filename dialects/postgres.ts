@@ -199,6 +199,13 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   isDeadlock: (error) => (error as {code?: string})?.code === '40P01',
   isolationLevel: () => sql`SELECT current_setting('transaction_isolation') AS level`,
   explain: (statement) => sql`EXPLAIN ${statement}`,
+  analyzeRows: {
+    statement: (statement) => sql`EXPLAIN (ANALYZE, FORMAT JSON) ${statement}`,
+    rowsRead: (result, name) =>
+      planNodes(result[0]?.['QUERY PLAN'])
+        .filter((node) => node['Relation Name'] === name)
+        .reduce((n, node) => n + (count(node['Actual Rows']) + count(node['Rows Removed by Filter']) + count(node['Rows Removed by Index Recheck'])) * count(node['Actual Loops']), 0),
+  },
   analyze: (names) => sql`ANALYZE ${raw(table(names, 'outbox'))}`,
   dropOutbox: (names) => sql`DROP TABLE IF EXISTS ${raw(table(names, 'outbox'))}`,
 
@@ -242,3 +249,21 @@ function positiveMs(ms: number): number {
   return ms
 }
 
+
+type PlanNode = Record<string, unknown> & {Plans?: PlanNode[]}
+
+/** Every node of EXPLAIN (FORMAT JSON)'s plan tree (pg parses the json column already). */
+function planNodes(plan: unknown): PlanNode[] {
+  const roots = (typeof plan === 'string' ? JSON.parse(plan) : (plan ?? [])) as {Plan: PlanNode}[]
+  const out: PlanNode[] = []
+  const walk = (node: PlanNode) => {
+    out.push(node)
+    for (const child of node.Plans ?? []) walk(child)
+  }
+  for (const root of roots) walk(root.Plan)
+  return out
+}
+
+function count(value: unknown): number {
+  return typeof value === 'number' ? value : 0
+}

@@ -100,7 +100,7 @@ export function compiled(k: Kysely<any>, statement: RawBuilder<unknown>): Compil
 }
 
 /** A Kysely query, or a fragment already (a bound template). A query built with stand-ins must have gone through bindSlots. */
-function fragment(query: Compilable | Sql): Sql {
+export function fragment(query: Compilable | Sql): Sql {
   if (query instanceof Sql) return query
   const built = fromCompiled(query.compile())
   if (built.values.some(isSlot)) throw new Error('a statement built with stand-in values was run without binding them')

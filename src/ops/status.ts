@@ -5,7 +5,8 @@
 import {sql, type Expression, type SqlBool} from 'kysely'
 import type {TableNames} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
-import {databaseNow, num, opsContext, run, type OpsContext} from './query.js'
+import type {Sql} from '../../dialects/index.js'
+import {databaseNow, fragment, num, opsContext, type OpsContext} from './query.js'
 
 export interface LatencySeconds {
   p50: number | null
@@ -53,19 +54,39 @@ export interface StatusOptions {
 
 const PERCENTILES = {p50: 500, p95: 950, p99: 990} as const
 
-export async function readStatus(db: Db, names: TableNames, options: StatusOptions): Promise<StatusReport> {
-  const ctx = await opsContext(db, names)
-  const now = await databaseNow(db)
-  const nowParam = db.dialect.timeParam(now)
-  const windowStart = db.dialect.timeParam(new Date(now.getTime() - options.windowMs))
+/** What status reads, one statement per part of the table; `windowByType` only with --by type. */
+export interface StatusStatements {
+  pending: Sql
+  failed: Sql
+  oldest: Sql
+  window: Sql
+  windowByType?: Sql
+}
 
-  const [pendingRows, failedRows, oldestRows, windowRows] = await Promise.all([
-    pendingByType(ctx, nowParam),
-    failedByType(ctx),
-    oldestPending(ctx, Boolean(options.byType)),
-    latencyRanks(ctx, windowStart, false),
-  ])
-  const byTypeWindow = options.byType ? await latencyRanks(ctx, windowStart, true) : []
+/**
+ * The statements readStatus runs at the database instant `now`: each reads the pending rows,
+ * the failed rows or the window through an index, never the history (test/ops-status.test.ts
+ * counts the rows each one reads).
+ */
+export async function statusStatements(db: Db, names: TableNames, options: StatusOptions, now: Date): Promise<StatusStatements> {
+  const ctx = await opsContext(db, names)
+  const windowStart = db.dialect.timeParam(new Date(now.getTime() - options.windowMs))
+  return {
+    pending: fragment(pendingByType(ctx, db.dialect.timeParam(now))),
+    failed: fragment(failedByType(ctx)),
+    oldest: fragment(oldestPending(ctx, Boolean(options.byType))),
+    window: fragment(latencyRanks(ctx, windowStart, false)),
+    ...(options.byType && {windowByType: fragment(latencyRanks(ctx, windowStart, true))}),
+  }
+}
+
+export async function readStatus(db: Db, names: TableNames, options: StatusOptions): Promise<StatusReport> {
+  const now = await databaseNow(db)
+  const statements = await statusStatements(db, names, options, now)
+  const [pendingRows, failedRows, oldestRows, windowRows] = await Promise.all(
+    [statements.pending, statements.failed, statements.oldest, statements.window].map((statement) => db.query(statement)),
+  )
+  const byTypeWindow = statements.windowByType ? await db.query(statements.windowByType) : []
 
   const minutes = options.windowMs / 60_000
   const types = new Map<string, TypeStatus>()
@@ -119,44 +140,38 @@ export async function readStatus(db: Db, names: TableNames, options: StatusOptio
   return report
 }
 
-function pendingByType({k, db, names}: OpsContext, now: unknown) {
+function pendingByType({k, names}: OpsContext, now: unknown) {
   const leased = sql<SqlBool>`lease_owner IS NOT NULL`
-  return run(
-    db,
-    k
-      .selectFrom(names.outbox)
-      .select([
-        'event_type',
-        sql<number>`COUNT(*)`.as('pending'),
-        sql<number>`SUM(CASE WHEN ${leased} AND lease_until > ${now} THEN 1 ELSE 0 END)`.as('in_flight'),
-        sql<number>`SUM(CASE WHEN ${leased} AND lease_until <= ${now} THEN 1 ELSE 0 END)`.as('expired'),
-        sql<number>`SUM(CASE WHEN lease_owner IS NULL AND attempts > 0 THEN 1 ELSE 0 END)`.as('retrying'),
-      ])
-      .where(pendingPredicate())
-      .groupBy('event_type'),
-  )
+  return k
+    .selectFrom(names.outbox)
+    .select([
+      'event_type',
+      sql<number>`COUNT(*)`.as('pending'),
+      sql<number>`SUM(CASE WHEN ${leased} AND lease_until > ${now} THEN 1 ELSE 0 END)`.as('in_flight'),
+      sql<number>`SUM(CASE WHEN ${leased} AND lease_until <= ${now} THEN 1 ELSE 0 END)`.as('expired'),
+      sql<number>`SUM(CASE WHEN lease_owner IS NULL AND attempts > 0 THEN 1 ELSE 0 END)`.as('retrying'),
+    ])
+    .where(pendingPredicate())
+    .groupBy('event_type')
 }
 
-function failedByType({k, db, names}: OpsContext) {
+function failedByType({k, names}: OpsContext) {
   // published_at IS NULL is implied (a failed event is never published) and makes MySQL's
   // claim index (published_at, failed_at, ...) serve this as a range.
-  return run(
-    db,
-    k
-      .selectFrom(names.outbox)
-      .select(['event_type', sql<number>`COUNT(*)`.as('failed')])
-      .where(sql<SqlBool>`published_at IS NULL AND failed_at IS NOT NULL`)
-      .groupBy('event_type'),
-  )
+  return k
+    .selectFrom(names.outbox)
+    .select(['event_type', sql<number>`COUNT(*)`.as('failed')])
+    .where(sql<SqlBool>`published_at IS NULL AND failed_at IS NOT NULL`)
+    .groupBy('event_type')
 }
 
-function oldestPending({k, db, names}: OpsContext, perType: boolean) {
+function oldestPending({k, names}: OpsContext, perType: boolean) {
   const base = k.selectFrom(names.outbox).where(pendingPredicate())
-  if (!perType) return run(db, base.select(['id', 'event_type', 'created_at']).orderBy('created_at').orderBy('id').limit(1))
+  if (!perType) return base.select(['id', 'event_type', 'created_at']).orderBy('created_at').orderBy('id').limit(1)
   const ranked = base
     .select(['id', 'event_type', 'created_at', sql<number>`ROW_NUMBER() OVER (PARTITION BY event_type ORDER BY created_at, id)`.as('rn')])
     .as('ranked')
-  return run(db, k.selectFrom(ranked).select(['id', 'event_type', 'created_at']).where('rn', '=', 1).orderBy('created_at').orderBy('id'))
+  return k.selectFrom(ranked).select(['id', 'event_type', 'created_at']).where('rn', '=', 1).orderBy('created_at').orderBy('id')
 }
 
 /**
@@ -180,13 +195,10 @@ function latencyRanks(ctx: OpsContext, windowStart: unknown, perType: boolean) {
     .as('w')
   const atRank = (perMille: number): Expression<SqlBool> =>
     sql<SqlBool>`(rn * 1000 >= ${sql.raw(String(perMille))} * cnt AND (rn - 1) * 1000 < ${sql.raw(String(perMille))} * cnt)`
-  return run(
-    db,
-    k
-      .selectFrom(inner)
-      .select(['event_type', 'latency', 'rn', 'cnt'])
-      .where((eb) => eb.or([...Object.values(PERCENTILES).map(atRank), eb('rn', '=', eb.ref('cnt'))])),
-  )
+  return k
+    .selectFrom(inner)
+    .select(['event_type', 'latency', 'rn', 'cnt'])
+    .where((eb) => eb.or([...Object.values(PERCENTILES).map(atRank), eb('rn', '=', eb.ref('cnt'))]))
 }
 
 function groupRanks(rows: Record<string, unknown>[]): Map<string, {count: number; latency: LatencySeconds}> {

@@ -67,3 +67,22 @@ export async function inExactlyOneTable(db: Db, names: TableNames, all: string[]
   if (JSON.stringify(union) !== JSON.stringify(want)) throw new Error(`the two tables hold ${union.length} ids, expected exactly the ${want.length} events`)
   return archived.length
 }
+
+/**
+ * `count` published events of history (created `daysAgo` days back, one second apart, published
+ * a second after creation), inserted 500 to a statement: enough rows for the planners to prefer
+ * an index, quickly.
+ */
+export async function insertHistory(db: Db, names: TableNames, now: Date, count: number, daysAgo = 3): Promise<void> {
+  const t = raw(db.dialect.table(names, 'outbox'))
+  const at = (s: number) => db.dialect.timeParam(new Date(now.getTime() + s * 1000))
+  for (let start = 0; start < count; start += 500) {
+    const rows = []
+    for (let i = start; i < Math.min(count, start + 500); i++) {
+      const created = -daysAgo * 86_400 - i
+      rows.push(sql`(${randomUUID()}, ${`type${i % 4}`}, ${`agg-${i % 100}`}, '{}', ${at(created)}, ${at(created + 1)}, 1)`)
+    }
+    const values = rows.reduce((list, row) => sql`${list}, ${row}`)
+    await db.execute(sql`INSERT INTO ${t} (id, event_type, aggregate_id, payload, created_at, published_at, attempts) VALUES ${values}`)
+  }
+}
