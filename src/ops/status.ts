@@ -3,9 +3,8 @@
 // the failed rows (failed index) and the published window (published_at index / claim
 // index range): never the whole history.
 import {sql, type Expression, type SqlBool} from 'kysely'
-import type {TableNames} from '../../dialects/index.js'
+import type {Sql, TableNames} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
-import type {Sql} from '../../dialects/index.js'
 import {databaseNow, fragment, num, opsContext, type OpsContext} from './query.js'
 
 export interface LatencySeconds {
@@ -65,7 +64,7 @@ export interface StatusStatements {
 
 /**
  * The statements readStatus runs at the database instant `now`: each reads the pending rows,
- * the failed rows or the window through an index, never the history (test/ops-status.test.ts
+ * the failed rows or the window through an index, never the history (test/ops-status-reads.test.ts
  * counts the rows each one reads).
  */
 export async function statusStatements(db: Db, names: TableNames, options: StatusOptions, now: Date): Promise<StatusStatements> {
