@@ -204,7 +204,7 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
     rowsRead: (result, name) =>
       planNodes(result[0]?.['QUERY PLAN'])
         .filter((node) => node['Relation Name'] === name)
-        .reduce((n, node) => n + (count(node['Actual Rows']) + count(node['Rows Removed by Filter']) + count(node['Rows Removed by Index Recheck'])) * count(node['Actual Loops']), 0),
+        .reduce((n, node) => n + rowsSeen(node) * count(node['Actual Loops']), 0),
   },
   analyze: (names) => sql`ANALYZE ${raw(table(names, 'outbox'))}`,
   dropOutbox: (names) => sql`DROP TABLE IF EXISTS ${raw(table(names, 'outbox'))}`,
@@ -249,7 +249,6 @@ function positiveMs(ms: number): number {
   return ms
 }
 
-
 type PlanNode = Record<string, unknown> & {Plans?: PlanNode[]}
 
 /** Every node of EXPLAIN (FORMAT JSON)'s plan tree (pg parses the json column already). */
@@ -262,6 +261,11 @@ function planNodes(plan: unknown): PlanNode[] {
   }
   for (const root of roots) walk(root.Plan)
   return out
+}
+
+/** rows a scan node returned and those its filters threw away, per loop */
+function rowsSeen(node: PlanNode): number {
+  return count(node['Actual Rows']) + count(node['Rows Removed by Filter']) + count(node['Rows Removed by Index Recheck'])
 }
 
 function count(value: unknown): number {
