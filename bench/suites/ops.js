@@ -182,8 +182,8 @@ function bulkReplay(db, n, sinceParam) {
 // runs. That purge is not what slows the run (purgeHeldOff; 2026-12-04, 500k rows: a batched
 // replay ran 64.6k and 71.8k rows/s with the purge held off against 62.7k and 70.1k beside it).
 // The run does more than the bulk per row: per 1000-row batch its summary read (server temp
-// tables for the CTE, the window's sort and the GROUP BY; ~2,000 buffer-pool page reads) and its
-// UPDATE (~7,800 page reads, about the bulk's own per-row cost). The History list length (undo
+// tables for the CTE, the window's sort and the GROUP BY; ~2,000 buffer-pool page requests) and
+// its UPDATE (~7,800, about the bulk's own per-row cost). The History list length (undo
 // logs not yet purged) is back to 0 when the purge is done. Returns the ms waited (null: not
 // MySQL, or not done in 120 s, e.g. another session's open read view holds it).
 async function purgeWait(db) {
