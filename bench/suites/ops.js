@@ -5,7 +5,7 @@
 //    transaction doing the same work in the same run; the longest batch; peak RSS at 100k vs 1M.
 import {execFileSync} from 'node:child_process'
 import {randomBytes} from 'node:crypto'
-import {applyInit, openDb, raw, readStatus, sql, statusStatements} from '../../dist/src/index.js'
+import {applyInit, openDb, raw, readStatus, sql, statusRowsRead} from '../../dist/src/index.js'
 import {fmt, summary} from '../lib.js'
 
 const PG = process.env.OUTBOX_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -123,12 +123,9 @@ export async function statusScaling(url, sizes, runs, log) {
 
 /** Rows the status statements (plain, not --by type) read from the table, as the server counts them; null on SQLite. */
 async function rowsRead(db, n) {
-  const analyze = db.dialect.analyzeRows
-  if (!analyze) return null
   const now = new Date((await db.query(sql`SELECT ${raw(db.dialect.now)} AS now`))[0].now)
-  let total = 0
-  for (const statement of Object.values(await statusStatements(db, n, {windowMs: 3_600_000}, now))) total += analyze.rowsRead(await db.query(analyze.statement(statement)), n.outbox)
-  return total
+  const rows = await statusRowsRead(db, n, {windowMs: 3_600_000}, now)
+  return rows ? Object.values(rows).reduce((a, b) => a + b, 0) : null
 }
 
 // After a load of millions of rows the server is still writing them out (MariaDB's page cleaner

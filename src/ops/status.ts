@@ -79,6 +79,21 @@ export async function statusStatements(db: Db, names: TableNames, options: Statu
   }
 }
 
+/**
+ * Rows each status statement reads from the outbox table, as the server counts them
+ * (Dialect.analyzeRows: each statement runs under EXPLAIN ANALYZE / ANALYZE); undefined where
+ * the database counts none (SQLite: its plan, Dialect.explain, names the index instead).
+ */
+export async function statusRowsRead(db: Db, names: TableNames, options: StatusOptions, now: Date): Promise<Partial<Record<keyof StatusStatements, number>> | undefined> {
+  const analyze = db.dialect.analyzeRows
+  if (!analyze) return undefined
+  const rows: Partial<Record<keyof StatusStatements, number>> = {}
+  for (const [part, statement] of Object.entries(await statusStatements(db, names, options, now))) {
+    rows[part as keyof StatusStatements] = analyze.rowsRead(await db.query(analyze.statement(statement)), names.outbox)
+  }
+  return rows
+}
+
 export async function readStatus(db: Db, names: TableNames, options: StatusOptions): Promise<StatusReport> {
   const now = await databaseNow(db)
   const statements = await statusStatements(db, names, options, now)
