@@ -188,9 +188,14 @@ export interface Dialect {
    * batch's rows (batchReadLocks): the summary then reads CTE `batch` alone (id, event_type,
    * created_at, skip: 1 for a row the change will leave alone, `locator` where the dialect has
    * a rowLocator, `unchanged` where updateCountsChangedRows), and also returns span_lo and
-   * span_hi, the smallest and largest locator of the rows to be changed (and `unchanged`).
+   * span_hi, the smallest and largest locator of the rows to be changed (and `unchanged`), and
+   * read_at: the database clock as `now` gives it within this statement (fixed for the
+   * statement on MySQL and SQLite), so `skip` can judge leases by `now` and the change binds
+   * read_at to judge them at the same instant, without a round trip of its own for the clock.
+   * `span: false` (the change will not read by span: rowLocator.updates): the summary may
+   * leave span_lo and span_hi out, and `batch` has no `locator`.
    */
-  batchSummary(options: {sample: number; listed: number}): string
+  batchSummary(options: SummaryWanted): string
   /**
    * Without writable CTEs, on a database with other writers (MySQL/MariaDB): the summary's
    * CTE `batch` reads FOR UPDATE, so the rows it sums up stay as read until the change in the
@@ -238,6 +243,17 @@ export interface Dialect {
    * NOT INDEXED) instead of walking the created_at index with a row lookup per entry. SQLite
    * replay of 1M rows at --batch 1000, library, three interleaved runs: 4.4-4.6 s with it,
    * 4.7-4.8 s without (one-pass summary alone), 4.7-5.1 s before both; one bulk UPDATE 2.6-2.7 s.
+   * `updates`: an UPDATE (replay) reads by span too; archive's copy and delete always do.
    */
-  readonly rowLocator?: {column: string; onlyByLocator: string}
+  readonly rowLocator?: {column: string; onlyByLocator: string; updates: boolean}
+}
+
+/** What a batch summary returns besides its counts (Dialect.batchSummary). */
+export interface SummaryWanted {
+  /** the first changed rows, at most this many */
+  sample: number
+  /** the ids of rows read but not changed, at most this many */
+  listed: number
+  /** the locator span (default true, where the dialect has a rowLocator) */
+  span?: boolean
 }

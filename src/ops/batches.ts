@@ -5,7 +5,7 @@ import {sql, type ExpressionBuilder, type Expression, type RawBuilder, type Sele
 import type {Db, Queryable} from '../db/index.js'
 import {nextTurn} from '../event-loop.js'
 import {sampleOf, type SampleEvent} from './events.js'
-import type {Sql} from '../../dialects/index.js'
+import type {Sql, SummaryWanted} from '../../dialects/index.js'
 import type {Cursor, OpsContext} from './query.js'
 import {bindSlots, compiled, num, REPEATED, run, slot, templateOf, type Compilable} from './query.js'
 
@@ -273,10 +273,10 @@ export function batchRead(ctx: OpsContext, where: Where, position: Where, size: 
  * (forEachSummarisedBatch's `change`); `skip` is 1 for the rows the change will leave alone,
  * `unchanged` 1 for those it will find as they should be (Dialect.updateCountsChangedRows).
  */
-export function summaryRead(ctx: OpsContext, where: Where, position: Where, size: number, wanted: {sample: number; listed: number}, skip?: RawBuilder<number>, unchanged?: RawBuilder<number>) {
+export function summaryRead(ctx: OpsContext, where: Where, position: Where, size: number, wanted: SummaryWanted, skip?: RawBuilder<number>, unchanged?: RawBuilder<number>) {
   const {rowLocator: locator, updateCountsChangedRows, batchReadLocks} = ctx.db.dialect
   const batch = batchRead(ctx, where, position, size, skip ?? sql<number>`0`)
-    .$if(Boolean(locator), (qb) => qb.select(sql.raw(locator!.column).as('locator')))
+    .$if(Boolean(locator) && wanted.span !== false, (qb) => qb.select(sql.raw(locator!.column).as('locator')))
     .$if(Boolean(updateCountsChangedRows), (qb) => qb.select((unchanged ?? sql<number>`0`).as('unchanged')))
   const summary = sql.raw(ctx.db.dialect.batchSummary(wanted))
   // An embedded query compiles in parentheses already; SQLite refuses a second pair.
@@ -313,6 +313,8 @@ export interface BatchSummary {
   cursor?: Cursor
   /** without writable CTEs, where the dialect has a rowLocator: the smallest and largest locator of the rows to change */
   span?: LocatorSpan
+  /** without writable CTEs: the database clock the summary judged leases at (Dialect.batchSummary's read_at) */
+  readAt?: string
 }
 
 /** Numbers (SQLite's rowid) or ids (InnoDB's clustered key). */
@@ -355,7 +357,8 @@ export function changeTarget(ctx: OpsContext, table: string, bySpan: boolean): {
  * batch's (created_at, id) span, as stand-ins), `rows` (how many the summary says it changes),
  * `bySpan` (whether changeTarget may read by locator span), and `reuse`, through which every
  * statement of the change is built: it binds the range's and the span's values, the last
- * row's id (last_id) and `rows` (batch_rows), and any `slots` of the change's own.
+ * row's id (last_id), `rows` (batch_rows), the instant the summary judged leases at
+ * (read_at), and any `slots` of the change's own.
  */
 export type SummarisedChange = (tx: Queryable, batch: {range: Where; rows: number; bySpan: boolean}, reuse: Reuse) => Promise<number>
 
@@ -406,7 +409,7 @@ export async function forEachSummarisedBatch(
       const read = readSummary(row ?? {})
       const span = tightSpan(read.span, read.seen)
       if (options.change && read.cursor && read.changed > 0) {
-        const bound = {last_at: read.cursor.at, last_id: read.cursor.id, batch_rows: read.changed, ...(span && {span_lo: span.lo, span_hi: span.hi})}
+        const bound = {last_at: read.cursor.at, last_id: read.cursor.id, batch_rows: read.changed, read_at: read.readAt, ...(span && {span_lo: span.lo, span_hi: span.hi})}
         const reuseInChange: Reuse = (shape, slots, build) => reuse(`change ${span ? 'by span' : 'by index'} ${shape}`, {...bound, ...slots}, build)
         const changed = await options.change(tx, {range: slottedRange, rows: read.changed, bySpan: Boolean(span)}, reuseInChange)
         expectBatch(changed, read.changed - read.unchanged)
@@ -446,6 +449,7 @@ function readSummary(row: Record<string, unknown>): BatchSummary {
     unchanged: num(row.unchanged),
     cursor: row.cursor_id == null ? undefined : {at: String(row.cursor_at), id: String(row.cursor_id)},
     span: spanOf(row.span_lo, row.span_hi),
+    readAt: row.read_at == null ? undefined : String(row.read_at),
   }
 }
 

@@ -160,8 +160,6 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
   const size = options.batch ?? 1000
   if (!options.fromArchive) {
     const oneStatement = db.dialect.writableCte
-    // without writable CTEs the summary and the change are two statements: both judge leases at one instant
-    let at: Date | undefined
     const progress = await forEachSummarisedBatch(
       ctx,
       {
@@ -171,20 +169,20 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
         change: oneStatement
           ? undefined
           : (tx, {range, bySpan}, reuse) => {
+              // two statements: the change judges leases at the instant the summary did (its read_at)
               const deliver = () => {
                 const target = changeTarget(ctx, names.outbox, bySpan)
-                return k.updateTable(target.table).set(DELIVERABLE).where((eb: any) => eb.and([...target.within(eb), ...where(eb), ...range(eb), notLeased(ctx, slot('lease_at'))]))
+                return k.updateTable(target.table).set(DELIVERABLE).where((eb: any) => eb.and([...target.within(eb), ...where(eb), ...range(eb), notLeased(ctx, slot('read_at'))]))
               }
-              return exec(tx, reuse('deliver', {lease_at: db.dialect.timeParam(at!)}, deliver))
+              return exec(tx, reuse('deliver', {}, deliver))
             },
       },
-      async (position, reuse) => {
+      (position, reuse) => {
         // sample and listed ids are only gathered until they are full
-        const wanted = {sample: SAMPLE - out.sample.length, listed: LISTED_IDS - out.skippedLeasedIds.length}
+        const wanted = {sample: SAMPLE - out.sample.length, listed: LISTED_IDS - out.skippedLeasedIds.length, span: db.dialect.rowLocator?.updates}
         const shape = `sample ${wanted.sample} listed ${wanted.listed}`
         if (oneStatement) return reuse(shape, {}, () => summarisedReplay(ctx, where, position, size, wanted))
-        at = await databaseNow(db)
-        return reuse(shape, {lease_at: db.dialect.timeParam(at)}, () => summaryRead(ctx, where, position, size, wanted, leasedNow(ctx, slot('lease_at')), ALREADY_DELIVERABLE))
+        return reuse(shape, {}, () => summaryRead(ctx, where, position, size, wanted, leasedNow(ctx), ALREADY_DELIVERABLE))
       },
       (summary) => {
         out.matched += summary.seen
