@@ -53,6 +53,7 @@ export {checkInvariants, INVARIANTS, type InvariantName, type Violation, type Ob
 export {LoopbackBroker, type LoopbackBrokerOptions, type BrokerStats, type CloudEvent} from './chaos/broker.js'
 export {renderJunit} from './render/junit.js'
 export {renderChaosReport} from './render/chaos.js'
+export {databaseNow} from './ops/query.js'
 export {readStatus, statusStatements, statusRowsRead, type StatusStatements, type StatusReport, type StatusFigures, type TypeStatus, type StatusOptions, type LatencySeconds} from './ops/status.js'
 export {checkThresholds, type Thresholds, type Breach} from './ops/thresholds.js'
 export {renderPrometheus} from './render/prometheus.js'

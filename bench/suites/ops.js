@@ -5,7 +5,7 @@
 //    transaction doing the same work in the same run; the longest batch; peak RSS at 100k vs 1M.
 import {execFileSync} from 'node:child_process'
 import {randomBytes} from 'node:crypto'
-import {applyInit, openDb, raw, readStatus, sql, statusRowsRead} from '../../dist/src/index.js'
+import {applyInit, databaseNow, openDb, raw, readStatus, sql, statusRowsRead} from '../../dist/src/index.js'
 import {fmt, summary} from '../lib.js'
 
 const PG = process.env.OUTBOX_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -50,7 +50,7 @@ export async function loadHistory(db, n, from, to) {
 
 export async function loadBacklog(db, n) {
   const t = raw(db.dialect.table(n, 'outbox'))
-  const now = new Date((await db.query(sql`SELECT ${raw(db.dialect.now)} AS now`))[0].now)
+  const now = await databaseNow(db)
   const at = (s) => (s === null ? null : db.dialect.timeParam(new Date(now.getTime() + s * 1000)))
   const rows = []
   for (let i = 0; i < 1000; i++) {
@@ -123,7 +123,7 @@ export async function statusScaling(url, sizes, runs, log) {
 
 /** Rows the status statements (plain, not --by type) read from the table, as the server counts them; null on SQLite. */
 async function rowsRead(db, n) {
-  const now = new Date((await db.query(sql`SELECT ${raw(db.dialect.now)} AS now`))[0].now)
+  const now = await databaseNow(db)
   const rows = await statusRowsRead(db, n, {windowMs: 3_600_000}, now)
   return rows ? Object.values(rows).reduce((a, b) => a + b, 0) : null
 }
@@ -203,7 +203,7 @@ export async function throughput(url, size, runs, batch, log) {
     await loadHistory(db, n, 1, size)
   }
   try {
-    const now = new Date((await db.query(sql`SELECT ${raw(db.dialect.now)} AS now`))[0].now)
+    const now = await databaseNow(db)
     const cutoff = new Date(now.getTime() - 2 * 86_400_000)
     const published = new Date(now.getTime() - 86_400_000)
     const since = new Date(now.getTime() - 30 * 86_400_000)
@@ -272,7 +272,7 @@ export async function purgeHeldOff(url, size, rounds, log) {
   const n = names(`ph_${randomBytes(2).toString('hex')}`)
   const out = {rows: size, archive: {beside: [], heldOff: []}, replay: {beside: [], heldOff: []}}
   try {
-    const now = new Date((await db.query(sql`SELECT ${raw(db.dialect.now)} AS now`))[0].now)
+    const now = await databaseNow(db)
     const options = {
       archive: {before: new Date(now.getTime() - 2 * 86_400_000).toISOString(), batch: 1000},
       replay: {since: new Date(now.getTime() - 30 * 86_400_000).toISOString(), batch: 1000},
@@ -319,7 +319,7 @@ export async function youngGeneration(url, sizes, log) {
   const n = names(`mem_${randomBytes(2).toString('hex')}`)
   const rows = []
   try {
-    const now = new Date((await db.query(sql`SELECT ${raw(db.dialect.now)} AS now`))[0].now)
+    const now = await databaseNow(db)
     const before = new Date(now.getTime() - 2 * 86_400_000).toISOString()
     for (const size of sizes) {
       const run = async (flags, gcEvery) => {
