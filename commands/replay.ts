@@ -4,6 +4,7 @@ import {positiveInt} from '../src/cli/sql-command.js'
 import {UsageError} from '../src/errors.js'
 import {checkSelection, type ReplayResult, type ReplaySelection} from '../src/ops/replay.js'
 import {parseTimePoint} from '../src/time.js'
+import {cell} from '../src/render/events.js'
 
 export default class Replay extends OpsCommand {
   static override summary = 'Make events deliverable again (a created_at range, failed events, or ids), keeping their ids'
@@ -79,6 +80,6 @@ terminal it needs --yes; --dry-run prints the count and a sample and changes not
 
 function perType(byType: Record<string, number>): string {
   return Object.entries(byType)
-    .map(([t, n]) => `${t} ${n}`)
+    .map(([t, n]) => `${cell(t, 40)} ${n}`)
     .join(', ')
 }

@@ -14,6 +14,7 @@ import {RelayMetrics} from './metrics.js'
 import {defaultOwner} from './owner.js'
 import {Wakeup} from './wakeup.js'
 import {nextTurn} from '../event-loop.js'
+import {clip} from '../text.js'
 
 export interface RelayLogger {
   info(msg: string, fields?: object): void
@@ -293,7 +294,7 @@ export class Relay {
           id: event.id,
           owner: this.owner,
           delayMs: fails ? 0 : backoffDelay(event.attempts, this.backoff),
-          error: truncate(result.error, this.maxErrorLength),
+          error: clip(result.error, this.maxErrorLength),
           maxAttempts: permanent ? 0 : this.maxAttempts,
         })
         if (!settled) {
@@ -302,7 +303,7 @@ export class Relay {
         } else if (fails) {
           outcome.failed++
           this.metrics.failed++
-          this.logger.warn(`event failed after ${event.attempts} attempt(s)`, {id: event.id, eventType: event.eventType, error: truncate(result.error, 300)})
+          this.logger.warn(`event failed after ${event.attempts} attempt(s)`, {id: event.id, eventType: event.eventType, error: clip(result.error, 300)})
         } else {
           outcome.retried++
           this.metrics.retried++
@@ -319,8 +320,4 @@ function errorText(error: unknown): string {
     return cause instanceof Error && cause.message && !error.message.includes(cause.message) ? `${error.message}: ${cause.message}` : error.message
   }
   return String(error)
-}
-
-function truncate(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`
 }

@@ -4,14 +4,15 @@ import type {ReplayResult} from '../ops/replay.js'
 import type {SampleEvent} from '../ops/events.js'
 import {palette} from './color.js'
 import {renderTable} from './table.js'
+import {cell} from './events.js'
 
 async function perType(byType: Record<string, number>): Promise<string[]> {
   const entries = Object.entries(byType).sort(([a], [b]) => a.localeCompare(b))
-  return entries.length ? [await renderTable(['type', 'rows'], entries)] : []
+  return entries.length ? [await renderTable(['type', 'rows'], entries.map(([type, n]) => [cell(type, 40), n]))] : []
 }
 
 async function sample(rows: SampleEvent[]): Promise<string[]> {
-  return rows.length ? ['sample:', await renderTable(['id', 'type', 'created'], rows.map((r) => [r.id, r.eventType, r.createdAt]))] : []
+  return rows.length ? ['sample:', await renderTable(['id', 'type', 'created'], rows.map((r) => [cell(r.id, 36), cell(r.eventType, 40), r.createdAt]))] : []
 }
 
 function range(since: string | null, until: string | null): string {
@@ -27,7 +28,7 @@ export async function renderReplay(r: ReplayResult): Promise<string> {
     : `replayed ${r.replayed} event(s)${from}${range(r.since, r.until)} in ${r.batches} batch(es)`
   const lines = [r.dryRun ? c.cyan(head) : c.green(head), ...(await perType(r.byType))]
   if (r.skippedLeased) {
-    const listed = r.skippedLeasedIds.join(', ') + (r.skippedLeasedIds.length < r.skippedLeased ? ', …' : '')
+    const listed = r.skippedLeasedIds.map((id) => cell(id, 36)).join(', ') + (r.skippedLeasedIds.length < r.skippedLeased ? ', …' : '')
     lines.push(c.yellow(`skipped ${r.skippedLeased} leased by a live relay (replay them once the lease ends): ${listed}`))
   }
   if (r.interrupted) {

@@ -3,14 +3,18 @@ import type {ShownEvent} from '../ops/failed.js'
 import type {FailedList} from '../ops/failed.js'
 import {palette} from './color.js'
 import {renderTable} from './table.js'
+import {clip, printable} from '../text.js'
 
-/** First line only, at most max characters: a stack trace must not blow up the table. */
-export function truncate(text: string | null, max = 60): string {
+/**
+ * One table cell from outside text: its first non-blank line, control characters shown, at
+ * most max characters, ending in … when anything was cut (a longer line, or more lines).
+ */
+export function cell(text: string | null | undefined, max = 60): string {
   if (!text) return ''
-  const first = text.split('\n')[0].trim()
-  const more = first.length < text.trim().length
-  if (first.length <= max) return more ? `${first} …` : first
-  return `${first.slice(0, max - 1)}…`
+  const all = text.trim()
+  const first = all.split('\n').find((line) => line.trim() !== '')?.trim() ?? ''
+  const line = clip(printable(first), max)
+  return first !== all && !line.endsWith('…') ? `${line} …` : line
 }
 
 function aggregate(e: {aggregateType: string | null; aggregateId: string}): string {
@@ -22,7 +26,7 @@ export async function renderFailedList(list: FailedList): Promise<string> {
   if (list.total === 0) return `${c.green('no failed events')}\n`
   const table = await renderTable(
     ['id', 'type', 'aggregate', 'attempts', 'created', 'failed at', 'last error'],
-    list.events.map((e) => [e.id, e.eventType, truncate(aggregate(e), 30), e.attempts, e.createdAt, e.failedAt ?? '', truncate(e.lastError)]),
+    list.events.map((e) => [cell(e.id, 36), cell(e.eventType, 40), cell(aggregate(e), 30), e.attempts, e.createdAt, e.failedAt ?? '', cell(e.lastError)]),
   )
   const shown = list.events.length < list.total ? `showing ${list.events.length} of ${list.total} failed events (raise --limit for more)` : `${list.total} failed event(s)`
   return `${table}\n${c.red(shown)}\nfull event: outbox failed show ID; make them deliverable again: outbox replay --failed\n`
@@ -30,10 +34,11 @@ export async function renderFailedList(list: FailedList): Promise<string> {
 
 export async function renderEvent(e: ShownEvent): Promise<string> {
   const c = await palette()
-  const field = (name: string, value: unknown) => `${c.bold(name.padEnd(17))} ${value ?? '-'}`
+  // every value here may come from outside (a receiver's error reply): shown, never obeyed
+  const field = (name: string, value: unknown) => `${c.bold(name.padEnd(17))} ${value == null ? '-' : printable(String(value))}`
   const lines = [
     field('id', e.id),
-    field('state', e.state === 'failed' ? c.red(e.state) : e.state),
+    `${c.bold('state'.padEnd(17))} ${e.state === 'failed' ? c.red(e.state) : e.state}`,
     field('table', e.table),
     field('event_type', e.eventType),
     field('aggregate', aggregate(e)),
@@ -45,6 +50,8 @@ export async function renderEvent(e: ShownEvent): Promise<string> {
     field('lease', e.leaseOwner ? `${e.leaseOwner} until ${e.leaseUntil}` : e.leaseUntil ? `none (next attempt ${e.leaseUntil})` : 'none'),
   ]
   if (e.archivedAt !== undefined) lines.push(field('archived_at', e.archivedAt))
-  lines.push(c.bold('last_error'), e.lastError ?? '-', c.bold('headers'), JSON.stringify(e.headers, null, 2), c.bold('payload'), JSON.stringify(e.payload, null, 2))
+  // JSON.stringify escapes C0 controls but not DEL, C1 or the bidi overrides
+  const json = (value: unknown) => printable(JSON.stringify(value, null, 2), {lines: true})
+  lines.push(c.bold('last_error'), e.lastError == null ? '-' : printable(e.lastError, {lines: true}), c.bold('headers'), json(e.headers), c.bold('payload'), json(e.payload))
   return lines.join('\n') + '\n'
 }

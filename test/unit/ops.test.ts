@@ -6,7 +6,7 @@ import {checkSelection} from '../../src/ops/replay.js'
 import {bindSlots, fromCompiled, run, slot, templateOf} from '../../src/ops/query.js'
 import type {StatusReport} from '../../src/ops/status.js'
 import {checkThresholds} from '../../src/ops/thresholds.js'
-import {truncate} from '../../src/render/events.js'
+import {cell} from '../../src/render/events.js'
 import {renderPrometheus} from '../../src/render/prometheus.js'
 import {UsageError} from '../../src/errors.js'
 
@@ -103,11 +103,17 @@ describe('replay selection', () => {
   })
 })
 
-describe('truncate', () => {
+describe('cell', () => {
   it('keeps the first line and marks what was cut', () => {
-    expect(truncate('short')).toBe('short')
-    expect(truncate('first\n  at stack')).toBe('first …')
-    expect(truncate('x'.repeat(100), 10)).toBe('xxxxxxxxx…')
-    expect(truncate(null)).toBe('')
+    expect(cell('short')).toBe('short')
+    expect(cell('first\n  at stack')).toBe('first …')
+    expect(cell('\n\nError: boom\n  at x')).toBe('Error: boom …')
+    expect(cell('x'.repeat(100), 10)).toBe('xxxxxxxxx…')
+    expect(cell(null)).toBe('')
+  })
+  it('never splits a character and shows control characters instead of sending them', () => {
+    expect(cell('a'.repeat(58) + '🚀🚀🚀', 60)).toBe('a'.repeat(58) + '🚀…')
+    expect(cell('\u001b[2J\u001b]0;pwned\u0007 hi')).toBe('\\u001b[2J\\u001b]0;pwned\\u0007 hi')
+    expect(cell('tab\there \u009b31m \u202eevil')).toBe('tab\\u0009here \\u009b31m \\u202eevil')
   })
 })
