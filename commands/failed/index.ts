@@ -25,10 +25,10 @@ replayed: outbox replay --failed (or --ids).`
   async run(): Promise<FailedList> {
     const {flags} = await this.parse(Failed)
     const limit = positiveInt(flags.limit, 'limit', 100_000)
-    const since = flags.since === undefined ? undefined : parseTimePoint(flags.since, 'since')
+    if (flags.since !== undefined) parseTimePoint(flags.since, 'since') // refused before connecting; "2h" is read on the database clock
     const settings = this.connection(flags)
     const {listFailed} = await import('../../src/ops/failed.js')
-    const list = await this.withDb(settings, (db) => listFailed(db, settings.tables, {types: flags.type, since, limit}))
+    const list = await this.withDb(settings, (db) => listFailed(db, settings.tables, {types: flags.type, since: flags.since, limit}))
     if (!this.jsonEnabled()) {
       const {renderFailedList} = await import('../../src/render/events.js')
       process.stdout.write(await renderFailedList(list))

@@ -3,12 +3,12 @@ import {sql, type SqlBool} from 'kysely'
 import type {TableNames} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
 import {ALL_COLUMNS, stateOf, toStoredEvent, type EventState, type StoredEvent} from './events.js'
-import {databaseNow, num, opsContext, run} from './query.js'
+import {databaseNow, num, opsContext, pointInTime, run} from './query.js'
 
 export interface FailedFilter {
   types?: string[]
-  /** failed at or after this instant */
-  since?: Date
+  /** failed at or after this instant: a Date, or text (ISO-8601, or a duration meaning ago on the database clock) */
+  since?: Date | string
   limit: number
 }
 
@@ -22,7 +22,10 @@ export async function listFailed(db: Db, names: TableNames, filter: FailedFilter
   const {k} = await opsContext(db, names)
   let q = k.selectFrom(names.outbox).where(sql<SqlBool>`published_at IS NULL AND failed_at IS NOT NULL`)
   if (filter.types?.length) q = q.where('event_type', 'in', filter.types)
-  if (filter.since) q = q.where('failed_at', '>=', db.dialect.timeParam(filter.since))
+  if (filter.since !== undefined) {
+    const since = await pointInTime(filter.since, 'since', typeof filter.since === 'string' ? await databaseNow(db) : new Date(0))
+    q = q.where('failed_at', '>=', db.dialect.timeParam(since))
+  }
   const [counted, rows] = await Promise.all([
     run(db, q.select(sql<number>`COUNT(*)`.as('n'))),
     run(db, q.select([...ALL_COLUMNS]).orderBy('failed_at', 'desc').orderBy('id').limit(filter.limit)),
