@@ -157,6 +157,14 @@ export interface Dialect {
    */
   readonly writableCte: boolean
   /**
+   * How an INSERT takes over a row whose key exists (archive: an id the archive holds already,
+   * archived before and then written again or brought back, takes the newer copy): `on-conflict`
+   * (PostgreSQL, SQLite: ON CONFLICT (id) DO UPDATE SET c = excluded.c) or `on-duplicate-key`
+   * (MySQL: ON DUPLICATE KEY UPDATE c = VALUES(c)). `updatedCountsTwice`: the statement's
+   * affected-row count has 2 for a row it updated (MySQL), 1 elsewhere.
+   */
+  readonly upsert: {style: 'on-conflict' | 'on-duplicate-key'; updatedCountsTwice: boolean}
+  /**
    * Rows are stored in primary-key order (InnoDB's clustered index), so a batch that is also
    * an id range is read in place instead of through one primary-key lookup per row of a
    * created_at index range (MariaDB archive of 300k rows in 1000-row batches, interleaved runs:

@@ -248,6 +248,7 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   // mysql2 parses DATETIME(6) into a millisecond Date; the cursor needs the microseconds.
   exactTime,
   writableCte: false,
+  upsert: {style: 'on-duplicate-key', updatedCountsTwice: true},
   clusteredById: true,
   keysetRowValues: true,
   batchReadLocks: true,

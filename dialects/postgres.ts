@@ -215,6 +215,7 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   // pg parses timestamptz into a millisecond Date; the cursor needs the microseconds.
   exactTime: exactUtc,
   writableCte: true,
+  upsert: {style: 'on-conflict', updatedCountsTwice: false},
   clusteredById: false,
   keysetRowValues: false,
   relaxedBatchCommit: {relax: sql`SET LOCAL synchronous_commit = off`, flush: sql`SELECT txid_current() AS flushed_through`},

@@ -197,6 +197,7 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   // stored as ISO-8601 text already: exact as it is
   exactTime: (column) => column,
   writableCte: false,
+  upsert: {style: 'on-conflict', updatedCountsTwice: false},
   // rowid order; the id primary key is a separate index
   clusteredById: false,
   keysetRowValues: false,

@@ -61,8 +61,10 @@ function statements(dialect: Dialect, event: NewEvent, options: ProducerOptions)
   if (typeof event?.eventType !== 'string' || event.eventType === '') throw new UsageError('eventType is required', "e.g. 'order.created'")
   if (typeof event.aggregateId !== 'string' || event.aggregateId === '') throw new UsageError('aggregateId is required', 'Pass the id of the entity the event is about')
   if (event.aggregateVersion != null && !Number.isSafeInteger(event.aggregateVersion)) throw new UsageError('aggregateVersion must be an integer', 'e.g. 1, 2, 3')
-  const id = event.id ?? uuidv7()
-  if (!isUuid(id)) throw new UsageError(`event id ${JSON.stringify(id)} is not a UUID`, 'Omit id to get a UUID v7')
+  if (event.id != null && !isUuid(event.id)) throw new UsageError(`event id ${JSON.stringify(event.id)} is not a UUID`, 'Omit id to get a UUID v7')
+  // one spelling on every dialect, as PostgreSQL's uuid prints it: on MySQL and SQLite the id
+  // compares as text, and consumers dedupe on it
+  const id = event.id != null ? event.id.toLowerCase() : uuidv7()
   const names = resolveTables({table: options.tables?.outbox, inboxTable: options.tables?.inbox, archiveTable: options.tables?.archive, schema: options.tables?.schema}, dialect)
   const insert = dialect.compile(
     dialect.insertEvent(names, {

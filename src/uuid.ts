@@ -24,3 +24,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 export function isUuid(value: string): boolean {
   return UUID.test(value)
 }
+
+/**
+ * An id as written, in lower and in upper case, to look it up: writeEvent stores ids lower
+ * case, as PostgreSQL's uuid type prints them; rows written before it did keep the case they
+ * were given, which MySQL's ascii_bin and SQLite's TEXT compare.
+ */
+export function idForms(ids: string[]): string[] {
+  return [...new Set(ids.flatMap((id) => [id, id.toLowerCase(), id.toUpperCase()]))]
+}

@@ -229,6 +229,41 @@ for (const target of matrix) {
       expect(await ids(db, names, 'outbox')).toEqual(kept().filter((i) => i !== id.publishedRecently))
     })
 
+    // one id, one event: an id the archive holds already (archived, then written again by a
+    // producer with its own ids) takes the newer copy; before, the batch failed on the
+    // archive's primary key on every rerun and nothing after it was ever archived
+    for (const withFile of [false, true]) {
+      it(`an id already in the archive takes the newer copy, the rest of its batch moves (${withFile ? 'with' : 'without'} --to-file)`, async () => {
+        await reset()
+        await insertRows(db, names, now, [{id: id.old, type: 'stale', created: -90 * DAY, published: -89 * DAY, payload: {stale: true}}], 'archive')
+        const file = join(dir, `again-${target.dialect}-${withFile}.jsonl`)
+        const r = await archive(db, names, {before: cutoff(), batch: 10, ...(withFile && {toFile: file})})
+        expect(r.archived).toBe(3 + BULK)
+        expect(await ids(db, names, 'archive')).toEqual(moved())
+        expect(await ids(db, names, 'outbox')).toEqual(kept())
+        const [row] = await db.query(sql`SELECT event_type, payload FROM ${raw(db.dialect.table(names, 'archive'))} WHERE id = ${id.old}`)
+        expect(row.event_type).toBe('a')
+        expect(typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload).toEqual({n: 0})
+        if (withFile) expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(3 + BULK)
+      })
+    }
+
+    it('a missing archive table is refused up front, by name: no dry-run count, no file, nothing changed', async () => {
+      await reset()
+      const snap = await snapshot(db, names)
+      const file = join(dir, `missing-${target.dialect}.jsonl`)
+      for (const args of [['--dry-run'], ['--yes', '--to-file', file]]) {
+        const r = cli(['archive', '--url', target.url, '--table', names.outbox, '--archive-table', `${names.archive}_nope`, '--before', cutoff(), ...args])
+        expect(r.status, args.join(' ')).toBe(2)
+        expect(r.stderr.trim().split('\n')).toHaveLength(1)
+        expect(r.stderr).toContain(`the archive table ${names.archive}_nope does not exist`)
+      }
+      expect(() => readFileSync(file)).toThrow()
+      expect(await snapshot(db, names)).toBe(snap)
+      // --delete needs no archive table
+      expect(cli(['archive', '--url', target.url, '--table', names.outbox, '--archive-table', `${names.archive}_nope`, '--before', cutoff(), '--delete', '--dry-run']).status).toBe(0)
+    })
+
     it('the CLI refuses without --yes off a terminal and bad input (exit 2), changing nothing', async () => {
       await reset()
       const snap = await snapshot(db, names)

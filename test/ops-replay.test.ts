@@ -165,6 +165,18 @@ for (const target of matrix) {
       expect(await replay(db, names, {since: iso(-100_000), aggregateId: 'agg-1'})).toMatchObject({replayed: 1, sample: [{id: id.published}]})
     })
 
+    it('ids are found however their case was written (stored lower case; older rows as given)', async () => {
+      await reset()
+      const upper = '0190F5E4-6C1A-7B9E-8D2F-3A4B5C6D7E8F'
+      await insertRows(db, names, now, [{id: upper, type: 'u', created: -600, published: -590}])
+      const missing = cli(['replay', ...flags(), '--ids', '00000000-0000-7000-8000-00000000dead', '--yes'])
+      expect(missing.stderr).toMatch(/--ids: 1 of 1 not in .*00000000-0000-7000-8000-00000000dead; nothing changed/)
+      expect(await replay(db, names, {ids: [upper.toLowerCase(), id.published.toUpperCase()]})).toMatchObject({replayed: 2})
+      const shown = cli(['failed', 'show', upper, ...flags(), '--json'])
+      expect(shown.status).toBe(0)
+      expect(JSON.parse(shown.stdout)).toMatchObject({eventType: 'u', state: 'pending'})
+    })
+
     it('a duration means ago on the database clock', async () => {
       await reset()
       // 25m ago: failed (-20m), leased (-15m), lapsed (-13m20s), atUntil (-10m)
@@ -199,6 +211,11 @@ for (const target of matrix) {
         ['--ids', 'not-a-uuid', '--yes'],
         ['--failed', '--from-archive', '--yes'],
         ['--since', '2h', '--batch', '0', '--yes'],
+        // an id the table does not hold is named, and nothing changes (not: the others replayed)
+        ['--ids', `${id.published},00000000-0000-7000-8000-00000000dead`, '--yes'],
+        ['--ids', id.published, '--from-archive', '--yes'],
+        ['--since', '2h', '--type', '', '--yes'],
+        ['--since', '2h', '--aggregate', ' ', '--yes'],
       ]) {
         const r = cli(['replay', ...flags(), ...args])
         expect(r.status, args.join(' ')).toBe(2)

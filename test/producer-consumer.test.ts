@@ -92,6 +92,17 @@ for (const target of matrix) {
       expect(json(row.headers)).toEqual({traceparent: '00-abc-def-01'})
     })
 
+    it('stores your own id lower case, as PostgreSQL prints a uuid, so every dialect compares one spelling', async () => {
+      const given = '0190C3C2-0000-7000-8000-0000000000AB'
+      let id = ''
+      await inNativeTransaction(target.url, target.dialect, async (ex) => {
+        if (target.dialect === 'sqlite') id = writeEventSync(ex as never, event(4, {id: given}), {tables})
+        else id = await writeEvent(ex, event(4, {id: given}), {tables})
+      }, true)
+      expect(id).toBe(given.toLowerCase())
+      expect(await count(db, names, `id = '${given.toLowerCase()}'`)).toBe(1)
+    })
+
     it('works inside a Kysely transaction', async () => {
       if (target.dialect === 'sqlite') return // better-sqlite3 under Kysely: same sync rules; covered by writeEventSync
       const kysely = await db.kysely()

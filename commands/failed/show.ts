@@ -17,13 +17,13 @@ its state is shown (pending, in-flight, retrying, failed, published, archived).`
 
   async run(): Promise<ShownEvent> {
     const {args, flags} = await this.parse(FailedShow)
-    const id = args.id.trim().toLowerCase()
+    const id = args.id.trim()
     if (!isUuid(id)) throw new UsageError(`${JSON.stringify(args.id)} is not an event id`, 'Give the UUID shown by outbox failed')
     const settings = this.connection(flags)
     const {showEvent} = await import('../../src/ops/failed.js')
     const event = await this.withDb(settings, (db) => showEvent(db, settings.tables, id))
     if (!event) {
-      throw new UsageError(`no event ${id} in ${settings.tables.outbox} or ${settings.tables.archive}`, 'List failed events with: outbox failed')
+      throw new UsageError(`no event ${id.toLowerCase()} in ${settings.tables.outbox} or ${settings.tables.archive}`, 'List failed events with: outbox failed')
     }
     if (!this.jsonEnabled()) {
       const {renderEvent} = await import('../../src/render/events.js')

@@ -35,7 +35,7 @@ export abstract class OpsCommand extends OutboxCommand {
     try {
       return await fn(db)
     } catch (error) {
-      throw describeDbError(error, settings.url, {table: settings.tables.outbox})
+      throw describeDbError(error, settings.url, {table: settings.tables.outbox, archive: settings.tables.archive})
     } finally {
       await db.close().catch(() => {})
     }

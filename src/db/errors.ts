@@ -38,7 +38,18 @@ export function isMissingTable(error: unknown): boolean {
 }
 
 /** Maps a connect or query failure to an OutboxError; unknown errors keep their (redacted) text. */
-export function describeDbError(error: unknown, url: string, context?: {table?: string}): OutboxError {
+/** The table a missing-table error names (PostgreSQL relation "x", MariaDB Table 'db.x', SQLite no such table: x). */
+function missingTableName(message: string): string | undefined {
+  const m = /relation "([^"]+)"|Table '(?:[^'.]+\.)?([^']+)'|no such table: (\S+)/i.exec(message)
+  return m ? (m[1] ?? m[2] ?? m[3]) : undefined
+}
+
+/**
+ * Maps a connect or query failure to an OutboxError; unknown errors keep their (redacted) text.
+ * `context.table` is the outbox table, `context.archive` the archive table a command reads: a
+ * missing one is named as what it is.
+ */
+export function describeDbError(error: unknown, url: string, context?: {table?: string; archive?: string}): OutboxError {
   if (error instanceof OutboxError) return error
   const e = (error ?? {}) as DriverError
   const where = redactUrl(url)
@@ -81,6 +92,11 @@ export function describeDbError(error: unknown, url: string, context?: {table?: 
     return new ConnectionError(`database does not exist (${message})`, 'Create it or fix the database name in --url')
   }
   if (isMissingTable(error)) {
+    const named = missingTableName(message)
+    const unqualified = (name: string) => name.split('.').pop()
+    if (context?.archive && named && unqualified(named) === unqualified(context.archive) && unqualified(named) !== unqualified(context.table ?? '')) {
+      return new ConnectionError(`the archive table ${context.archive} does not exist (${message})`, 'Create it with: outbox init --url URL --apply, or pass --archive-table')
+    }
     const table = context?.table ? ` ${context.table}` : ''
     return new ConnectionError(`the outbox table${table} does not exist (${message})`, 'Create it with: outbox init --url URL --apply')
   }

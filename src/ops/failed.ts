@@ -2,6 +2,7 @@
 import {sql, type SqlBool} from 'kysely'
 import type {TableNames} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
+import {idForms} from '../uuid.js'
 import {ALL_COLUMNS, stateOf, toStoredEvent, type EventState, type StoredEvent} from './events.js'
 import {databaseNow, num, opsContext, pointInTime, run} from './query.js'
 
@@ -43,13 +44,14 @@ export interface ShownEvent extends StoredEvent {
 export async function showEvent(db: Db, names: TableNames, id: string, withArchive = true): Promise<ShownEvent | undefined> {
   const {k} = await opsContext(db, names)
   const now = await databaseNow(db)
-  const [row] = await run(db, k.selectFrom(names.outbox).select([...ALL_COLUMNS]).where('id', '=', id))
+  const ids = idForms([id])
+  const [row] = await run(db, k.selectFrom(names.outbox).select([...ALL_COLUMNS]).where('id', 'in', ids))
   if (row) {
     const event = toStoredEvent(db.dialect, row)
     return {...event, state: stateOf(event, now), table: names.outbox}
   }
   if (!withArchive) return undefined
-  const archived = await run(db, k.selectFrom(names.archive).select([...ALL_COLUMNS, 'archived_at']).where('id', '=', id)).catch(() => [])
+  const archived = await run(db, k.selectFrom(names.archive).select([...ALL_COLUMNS, 'archived_at']).where('id', 'in', ids))
   if (!archived[0]) return undefined
   const event = toStoredEvent(db.dialect, archived[0])
   return {...event, state: 'archived', table: names.archive, archivedAt: db.dialect.parseTime(archived[0].archived_at)?.toISOString() ?? null}

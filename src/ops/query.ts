@@ -145,3 +145,9 @@ export interface Cursor {
   at: string
   id: string
 }
+
+/** Refuses up front, before a dry run counts or a file is opened, when the archive table is missing (describeDbError names it). */
+export async function requireArchiveTable(ctx: OpsContext): Promise<void> {
+  const {sql} = await import('kysely')
+  await run(ctx.db, ctx.k.selectFrom(ctx.names.archive).select(sql<number>`1`.as('one')).where(sql<boolean>`1 = 0`))
+}

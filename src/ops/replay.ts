@@ -6,10 +6,10 @@ import {sql, type SqlBool} from 'kysely'
 import type {TableNames} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
 import {UsageError} from '../errors.js'
-import {isUuid} from '../uuid.js'
+import {idForms, isUuid} from '../uuid.js'
 import {batchRead, changeTarget, countBy, forEachBatch, forEachSummarisedBatch, inBatch, leasedNow, summarisedStatement, summaryRead, tally, tallySummary, type Progress, type Where} from './batches.js'
 import {sampleOf, type SampleEvent} from './events.js'
-import {databaseNow, exec, num, opsContext, pointInTime, run, slot, type OpsContext} from './query.js'
+import {databaseNow, exec, num, opsContext, pointInTime, requireArchiveTable, run, slot, type OpsContext} from './query.js'
 
 export interface ReplaySelection {
   /** created_at at or after (inclusive); required unless ids or failedOnly */
@@ -72,6 +72,24 @@ export function checkSelection(s: ReplaySelection): void {
   }
   if (s.failedOnly && s.fromArchive) throw new UsageError('--failed and --from-archive exclude each other', 'The archive holds published events only')
   for (const id of s.ids ?? []) if (!isUuid(id)) throw new UsageError(`--ids: ${JSON.stringify(id)} is not an event id`, 'Give comma-separated UUIDs')
+  // an empty value matches nothing: a mistake (an unset shell variable), not a selection
+  const empty = [['type', s.types?.some((t) => t.trim() === '')], ['aggregate', s.aggregateId?.trim() === ''], ['aggregate-type', s.aggregateType?.trim() === '']] as const
+  for (const [flag, isEmpty] of empty) if (isEmpty) throw new UsageError(`--${flag} is empty`, `Give a value, or leave --${flag} out`)
+}
+
+/**
+ * --ids names events: one the table does not hold is a mistake to report before anything
+ * changes (an id archived meanwhile, a typo), not a row to skip without a word.
+ */
+async function requireIds(ctx: OpsContext, table: string, ids: string[], fromArchive: boolean): Promise<void> {
+  const found = await run(ctx.db, ctx.k.selectFrom(table).select('id').where('id', 'in', idForms(ids)))
+  const held = new Set(found.map((row) => String(row.id).toLowerCase()))
+  const missing = ids.filter((id) => !held.has(id.toLowerCase()))
+  if (missing.length === 0) return
+  throw new UsageError(
+    `--ids: ${missing.length} of ${ids.length} not in ${table}: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}; nothing changed`,
+    fromArchive ? 'Look one up with: outbox failed show ID' : 'Look one up with: outbox failed show ID; ids only in the archive need --from-archive',
+  )
 }
 
 interface Resolved {
@@ -96,10 +114,13 @@ async function resolve(db: Db, names: TableNames, s: ReplaySelection): Promise<R
     ...(s.types?.length ? [eb('event_type', 'in', s.types)] : []),
     ...(s.aggregateId !== undefined ? [eb('aggregate_id', '=', s.aggregateId)] : []),
     ...(s.aggregateType !== undefined ? [eb('aggregate_type', '=', s.aggregateType)] : []),
-    ...(s.ids?.length ? [eb('id', 'in', s.ids.map((id) => id.toLowerCase()))] : []),
+    ...(s.ids?.length ? [eb('id', 'in', idForms(s.ids))] : []),
     ...(s.failedOnly ? [sql<SqlBool>`published_at IS NULL AND failed_at IS NOT NULL`] : []),
   ]
-  return {ctx, table: s.fromArchive ? names.archive : names.outbox, where, since, until}
+  const table = s.fromArchive ? names.archive : names.outbox
+  if (s.fromArchive) await requireArchiveTable(ctx)
+  if (s.ids?.length) await requireIds(ctx, table, s.ids, Boolean(s.fromArchive))
+  return {ctx, table, where, since, until}
 }
 
 function result(s: ReplaySelection, r: Resolved, dryRun: boolean): ReplayResult {
