@@ -77,7 +77,24 @@ export abstract class OutboxCommand extends Command {
     const e = error as OclifError
     const first = String(e?.message ?? error).split('\n')[0].replace(/^Error: /, '')
     // oclif's own parse errors (unknown flag, bad option) carry exit 2.
-    if (e?.oclif?.exit === 2) return {line: `${first}. See: outbox ${(this.id ?? '').replaceAll(':', ' ')} --help`, exitCode: EXIT.usage}
+    if (e?.oclif?.exit === 2) return {line: `${parseErrorLine(e)}. See: outbox ${(this.id ?? '').replaceAll(':', ' ')} --help`, exitCode: EXIT.usage}
     return {line: `unexpected error: ${first}`, exitCode: e?.oclif?.exit ?? EXIT.usage}
   }
+}
+
+/**
+ * One line from an oclif parse error, whose message spans lines: "The following error
+ * occurred:" over the reasons, "Missing 1 required arg:" over a list of the arguments.
+ */
+export function parseErrorLine(e: OclifError & {args?: {name?: string}[]}): string {
+  if (Array.isArray(e.args) && /^Missing \d+ required arg/.test(e.message ?? '')) {
+    return `missing argument ${e.args.map((a) => String(a.name ?? '').toUpperCase()).join(', ')}`
+  }
+  const lines = String(e.message ?? '')
+    .replace(/\u001b\[[0-9;]*m/g, '') // oclif dims the reasons
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !/^See more help with/.test(line))
+  const reasons = /^The following errors? occurred:$/.test(lines[0] ?? '') ? lines.slice(1) : lines
+  return reasons.join('; ').replace(/^Error: /, '')
 }

@@ -104,19 +104,48 @@ export async function planArchive(db: Db, names: TableNames, options: ArchiveOpt
 export async function archive(db: Db, names: TableNames, options: ArchiveOptions): Promise<ArchiveResult> {
   if (options.dryRun) return planArchive(db, names, options)
   const ctx = await opsContext(db, names)
-  const {k} = ctx
   if (!options.delete) await requireArchiveTable(ctx)
   const {before, publishedBefore, where} = await selection(db, options)
   const out = emptyResult(options, before, publishedBefore, false)
   const file: FileHandle | undefined = options.toFile ? await openExport(options.toFile) : undefined
+  try {
+    const first = await moveAll(ctx, where, options, out, file, {replacing: false})
+    if (!first.conflict) return first.result
+    // An id the archive holds already failed one batch on its primary key (rolled back, nothing
+    // of it written): the rest of the run takes over such rows. Only then, because the clause
+    // that does it costs every batch (PostgreSQL, 200k rows: 163k against 215k rows/s).
+    const done = first.result
+    const onProgress = options.onProgress && ((p: Progress) => options.onProgress!({...p, seen: p.seen + done.archived, changed: p.changed + done.archived, batches: p.batches + done.batches}))
+    const rest = await moveAll(ctx, where, {...options, onProgress}, out, file, {replacing: true})
+    if (rest.conflict) throw rest.conflict
+    return {...rest.result, archived: done.archived + rest.result.archived, batches: done.batches + rest.result.batches}
+  } finally {
+    await file?.close()
+  }
+}
+
+/**
+ * One pass of archive's batches over the selection; `replacing`: an id the archive holds
+ * already takes the newer copy (replacingOlder). Without it, a batch that meets such an id
+ * rolls back and the pass ends with `conflict` (the error), its earlier batches committed.
+ */
+async function moveAll(ctx: OpsContext, where: Where, options: ArchiveOptions, out: ArchiveResult, file: FileHandle | undefined, mode: {replacing: boolean}): Promise<{result: ArchiveResult; conflict?: unknown}> {
+  const {db, names} = ctx
   const columns = file ? ALL_COLUMNS.filter((c) => c !== 'id' && c !== 'event_type') : []
   const size = options.batch ?? 1000
+  let committed: Progress = {seen: 0, changed: 0, batches: 0}
+  const signal = options.signal
+  const onProgress = (p: Progress) => {
+    committed = p
+    options.onProgress?.(p)
+  }
   const exportRows = async (rows: BatchRow[]) => {
     if (!file) return
     // on disk before the delete commits: a crash may repeat rows in the file, never lose them
     await file.write(rows.map((row) => JSON.stringify(toStoredEvent(db.dialect, row)) + '\n').join(''))
     await file.sync()
   }
+  const done = (progress: Progress): ArchiveResult => ({...out, archived: progress.changed, batches: progress.batches, interrupted: Boolean(progress.interrupted)})
   try {
     if (!file) {
       const purge = Boolean(options.delete)
@@ -125,31 +154,31 @@ export async function archive(db: Db, names: TableNames, options: ArchiveOptions
         ctx,
         {
           size,
-          onProgress: options.onProgress,
-          signal: options.signal,
+          onProgress,
+          signal,
           // moveRange has the failpoint between its copy and its delete
           beforeCommit: oneStatement ? () => failpoint('archive.mid-batch') : undefined,
           change: oneStatement
             ? undefined
             : (tx, {range, rows, bySpan}, reuse) =>
-                moveRange(ctx, tx, where, range, purge, {target: changeTarget(ctx, names.outbox, bySpan), locked: db.dialect.batchReadLocks ? {rows, byId: bySpan} : undefined, reuse}),
+                moveRange(ctx, tx, where, range, purge, {target: changeTarget(ctx, names.outbox, bySpan), locked: db.dialect.batchReadLocks ? {rows, byId: bySpan} : undefined, reuse, replacing: mode.replacing}),
         },
         // the sample is only gathered until it is full
         (position, reuse) => {
           const wanted = {sample: SAMPLE - out.sample.length, listed: 0}
           return reuse(`sample ${wanted.sample}`, {}, () =>
-            oneStatement ? summarisedMove(ctx, where, position, size, purge, wanted.sample) : summaryRead(ctx, where, position, size, wanted),
+            oneStatement ? summarisedMove(ctx, where, position, size, purge, wanted.sample, mode.replacing) : summaryRead(ctx, where, position, size, wanted),
           )
         },
         (summary) => tallySummary(out, summary, SAMPLE),
       )
-      return {...out, archived: progress.changed, batches: progress.batches, interrupted: Boolean(progress.interrupted)}
+      return {result: done(progress)}
     }
     if (db.dialect.writableCte) {
       const progress = await forEachStatementBatch(
         ctx,
-        {size, onProgress: options.onProgress, signal: options.signal},
-        (position) => moveStatement(ctx, where, position, size, Boolean(options.delete), columns),
+        {size, onProgress, signal},
+        (position) => moveStatement(ctx, where, position, size, Boolean(options.delete), columns, mode.replacing),
         async (_tx, rows) => {
           await exportRows(rows)
           failpoint('archive.mid-batch')
@@ -157,22 +186,26 @@ export async function archive(db: Db, names: TableNames, options: ArchiveOptions
           return rows.length
         },
       )
-      return {...out, archived: progress.changed, batches: progress.batches, interrupted: Boolean(progress.interrupted)}
+      return {result: done(progress)}
     }
-    const progress = await forEachBatch(ctx, names.outbox, where, {size, columns, onProgress: options.onProgress, signal: options.signal}, async (tx, rows, range) => {
-      const moved = await moveRange(ctx, tx, where, range, Boolean(options.delete), lockedRows(ctx, rows))
+    const progress = await forEachBatch(ctx, names.outbox, where, {size, columns, onProgress, signal}, async (tx, rows, range) => {
+      const moved = await moveRange(ctx, tx, where, range, Boolean(options.delete), {...lockedRows(ctx, rows), replacing: mode.replacing})
       // after the statements (a batch they refuse writes nothing), before the commit
       await exportRows(rows)
       tally(out, ctx, rows, SAMPLE)
       return moved
     })
-    out.archived = progress.changed
-    out.batches = progress.batches
-    out.interrupted = Boolean(progress.interrupted)
-  } finally {
-    await file?.close()
+    return {result: done(progress)}
+  } catch (error) {
+    if (mode.replacing || options.delete || !isDuplicateKey(error)) throw error
+    return {result: done(committed), conflict: error}
   }
-  return out
+}
+
+/** A unique-key violation: PostgreSQL 23505, MySQL ER_DUP_ENTRY (1062), SQLite's primary-key constraint. */
+function isDuplicateKey(error: unknown): boolean {
+  const e = (error ?? {}) as {code?: string; errno?: number}
+  return e.code === '23505' || e.errno === 1062 || e.code === 'ER_DUP_ENTRY' || e.code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
 }
 
 /** Fails fast (before connecting or planning) when --to-file could not be written. */
@@ -229,9 +262,9 @@ async function openExport(path: string): Promise<FileHandle> {
  * per run) and, `bySpan`, reads the table by the batch's locator span (changeTarget); the
  * range and selection still pick the rows.
  */
-async function moveRange(ctx: OpsContext, tx: Queryable, where: Where, range: Where, purge: boolean, batch: {target: ChangeTarget; locked?: Locked; reuse?: Reuse}): Promise<number> {
+async function moveRange(ctx: OpsContext, tx: Queryable, where: Where, range: Where, purge: boolean, batch: {target: ChangeTarget; locked?: Locked; reuse?: Reuse; replacing: boolean}): Promise<number> {
   const {k, names, db} = ctx
-  const {target, locked, reuse} = batch
+  const {target, locked, reuse, replacing} = batch
   const picked = (eb: any) => eb.and([...target.within(eb), ...where(eb), ...range(eb)])
   const prepared = (shape: string, build: () => Compilable) => (reuse ? reuse(shape, {}, build) : build())
   // a template takes the batch's values as stand-ins (forEachSummarisedBatch binds them)
@@ -251,12 +284,13 @@ async function moveRange(ctx: OpsContext, tx: Queryable, where: Where, range: Wh
   if (purge) return locked ? removeLocked(locked) : exec(tx, prepared('delete', remove))
   const copy = () => {
     const rows = k.selectFrom(target.table).select([...ALL_COLUMNS, sql.raw(db.dialect.now).as('archived_at')]).where(picked)
-    return replacingOlder(ctx, k.insertInto(names.archive).columns([...ALL_COLUMNS, 'archived_at']).expression(rows))
+    const insert = k.insertInto(names.archive).columns([...ALL_COLUMNS, 'archived_at']).expression(rows)
+    return replacing ? replacingOlder(ctx, insert) : insert
   }
-  const counted = await exec(tx, prepared('copy', copy))
+  const counted = await exec(tx, prepared(replacing ? 'copy replacing' : 'copy', copy))
   // MySQL counts a row the upsert updated twice: between rows and 2 x rows. Exact enough: the
   // delete below must take exactly the batch and leave no row of its range behind.
-  const copied = locked && db.dialect.upsert.updatedCountsTwice && counted > locked.rows && counted <= 2 * locked.rows ? locked.rows : counted
+  const copied = replacing && locked && db.dialect.upsert.updatedCountsTwice && counted > locked.rows && counted <= 2 * locked.rows ? locked.rows : counted
   if (locked) expectBatch(copied, locked.rows)
   failpoint('archive.mid-batch')
   return locked ? removeLocked(locked) : expectBatch(await exec(tx, prepared('delete', remove)), copied)
@@ -309,7 +343,7 @@ function idsAscend(ids: string[]): boolean {
  * PostgreSQL without an export file: the same move as moveStatement, summed up by the
  * database into one row (Dialect.batchSummary) instead of returning every moved row.
  */
-function summarisedMove(ctx: OpsContext, where: Where, position: Where, size: number, purge: boolean, sample: number) {
+function summarisedMove(ctx: OpsContext, where: Where, position: Where, size: number, purge: boolean, sample: number, replacing: boolean) {
   const {k, names, db} = ctx
   const batch = batchRead(ctx, where, position, size)
   const picked = (eb: any) => eb.and([...where(eb), ...position(eb), ...inBatch(eb)])
@@ -324,7 +358,7 @@ function summarisedMove(ctx: OpsContext, where: Where, position: Where, size: nu
     .columns([...ALL_COLUMNS, 'archived_at'])
     // raw: `moved` is declared in the raw WITH, where a --schema prefix must not reach it
     .expression(sql`SELECT ${sql.raw(ALL_COLUMNS.join(', '))}, ${sql.raw(db.dialect.now)} FROM moved`)
-    .$call((insert) => replacingOlder(ctx, insert))
+    .$if(replacing, (insert) => replacingOlder(ctx, insert))
     .returning(['id', 'event_type', 'created_at'])
   return summarisedStatement(ctx, batch, sql`moved AS (${moved}), changed AS (${changed})`, wanted)
 }
@@ -334,7 +368,7 @@ function summarisedMove(ctx: OpsContext, where: Where, position: Where, size: nu
  * bounds the rows, cf. BUG #15715); the DELETE re-checks the selection, so a row changed since
  * the batch was read is left alone; no separate locking read is needed.
  */
-function moveStatement(ctx: OpsContext, where: Where, position: Where, size: number, purge: boolean, columns: readonly string[]) {
+function moveStatement(ctx: OpsContext, where: Where, position: Where, size: number, purge: boolean, columns: readonly string[], replacing: boolean) {
   const {k, names, db} = ctx
   const cursorAt = sql.raw<string>(db.dialect.exactTime('created_at'))
   const returned = ['id', 'event_type', cursorAt.as('cursor_at'), ...columns] as const
@@ -356,6 +390,6 @@ function moveStatement(ctx: OpsContext, where: Where, position: Where, size: num
     .insertInto(names.archive)
     .columns([...ALL_COLUMNS, 'archived_at'])
     .expression((eb) => eb.selectFrom('moved').select([...ALL_COLUMNS, sql.raw(db.dialect.now).as('archived_at')]))
-    .$call((insert) => replacingOlder(ctx, insert))
+    .$if(replacing, (insert) => replacingOlder(ctx, insert))
     .returning([...returned])
 }
