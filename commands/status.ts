@@ -73,7 +73,7 @@ Thresholds breach when the figure is strictly greater than the limit; each breac
         process.stdout.write(`\x1b[2J\x1b[H${await renderStatus(report, breaches)}(every ${flags.watch}; Ctrl-C to stop)\n`)
         await new Promise((resolve) => setTimeout(resolve, watchMs))
       }
-    })
+    }, {readOnly: true})
   }
 
   private async finish(report: StatusReport, breaches: Breach[], prometheus: boolean) {

@@ -35,6 +35,12 @@ export function parseTimePoint(text: string, flag: string, now: Date = new Date(
     if (hasTime && m[8] === undefined) {
       throw new UsageError(`--${flag} ${JSON.stringify(text)} has no time zone`, 'Add Z or an offset, e.g. 2026-01-31T12:00:00Z')
     }
+    // a Date keeps milliseconds: more digits would be dropped, moving an inclusive or exclusive bound
+    if (/[1-9]/.test((m[7] ?? '').slice(3))) {
+      throw new UsageError(`--${flag} ${JSON.stringify(text)} is finer than a millisecond`, 'Give at most 3 fractional digits, e.g. 2026-01-31T12:00:00.123Z')
+    }
+    // every dialect's timestamps hold years 1000-9999 (MariaDB's DATETIME); PostgreSQL would refuse year 0 mid-run
+    if (y < 1000) throw new UsageError(`--${flag} ${JSON.stringify(text)} is before the year 1000`, 'Give a time from the years 1000-9999')
     const date = new Date(hasTime ? value.replace(' ', 'T') : `${value}T00:00:00Z`)
     const calendarOk = mo >= 1 && mo <= 12 && d >= 1 && d <= daysIn(y, mo) && (!hasTime || (h <= 23 && mi <= 59 && (Number.isNaN(s) || s <= 59)))
     if (calendarOk && !Number.isNaN(date.getTime())) return date

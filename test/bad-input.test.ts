@@ -3,7 +3,7 @@
 // (row count and checksum of every row).
 import {spawn} from 'node:child_process'
 import {createHash} from 'node:crypto'
-import {mkdtempSync, rmSync} from 'node:fs'
+import {existsSync, mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -89,6 +89,13 @@ const cases: Case[] = [
   ['replay: --batch huge', (c) => ['replay', '--url', c.url, ...c.t, '--since', '1h', '--batch', '99999999999', '--yes']],
   ['replay: empty --ids', (c) => ['replay', '--url', c.url, ...c.t, '--ids', '', '--yes']],
   ['replay: without --yes off a terminal', (c) => ['replay', '--url', c.url, ...c.t, '--since', '7d'], /--yes/],
+  ['replay: an id the table does not hold', (c) => ['replay', '--url', c.url, ...c.t, '--ids', '00000000-0000-7000-8000-00000000dead', '--yes'], /not in .*nothing changed/],
+  ['replay: empty --type', (c) => ['replay', '--url', c.url, ...c.t, '--since', '7d', '--type', '', '--yes'], /--type is empty/],
+  ['replay: --since before year 1000', (c) => ['replay', '--url', c.url, ...c.t, '--since', '0000-01-01', '--yes'], /not a time|year/],
+  ['replay: --since finer than a millisecond', (c) => ['replay', '--url', c.url, ...c.t, '--since', '2026-01-01T00:00:00.0005Z', '--yes'], /millisecond/],
+  ['archive: without --before', (c) => ['archive', '--url', c.url, ...c.t, '--yes'], /Missing required flag before/],
+  ['archive: a missing archive table, named', (c) => ['archive', '--url', c.url, ...c.t.slice(0, 4), '--archive-table', 'no_such_archive', '--before', '1h', '--dry-run'], /archive table no_such_archive does not exist/],
+  ['failed show: no id', (c) => ['failed', 'show', '--url', c.url, ...c.t], /missing argument ID/],
   ['archive: --before garbage', (c) => ['archive', '--url', c.url, ...c.t, '--before', 'ages', '--yes'], /not a (time|duration)/],
   ['archive: negative --min-published-age', (c) => ['archive', '--url', c.url, ...c.t, '--before', '1h', '--min-published-age', '-1h', '--yes']],
   ['archive: --batch -5', (c) => ['archive', '--url', c.url, ...c.t, '--before', '1h', '--batch', '-5', '--yes']],
@@ -152,6 +159,28 @@ for (const [name, url] of [['sqlite', sqliteUrl()], ...(pgAvailable ? [['postgre
         expect(r.stderr + r.stdout).not.toContain(SECRET)
       })
     }
+
+    it.runIf(name === 'sqlite')('a mistyped SQLite path is refused and leaves no new file; status leaves the journal mode as it found it', async () => {
+      const missing = join(tmp, 'typo.db')
+      for (const [cmd, extra] of connecting.filter(([cmd]) => cmd !== 'verify')) {
+        const r = await run([cmd, '--url', `sqlite:${missing}`, ...extra])
+        expect({status: r.status, stderr: r.stderr.trim()}, cmd).toEqual({status: 2, stderr: `outbox: no SQLite database at ${missing}. Check the path in --url, or create it with: outbox init --url URL --apply`})
+        expect(existsSync(missing), cmd).toBe(false)
+      }
+      const file = join(tmp, 'rollback-journal.db')
+      const plain = await openDb(`sqlite:${file}`)
+      await applyInit(plain, names, {inbox: false, archive: true})
+      await plain.close()
+      const Database = (await import('better-sqlite3')).default
+      const set = new Database(file)
+      set.pragma('journal_mode = DELETE')
+      set.close()
+      expect((await run(['status', '--url', `sqlite:${file}`, ...ctx.t.slice(0, 2)])).status).toBe(0)
+      expect((await run(['failed', '--url', `sqlite:${file}`, ...ctx.t.slice(0, 2)])).status).toBe(0)
+      const check = new Database(file, {readonly: true})
+      expect(check.pragma('journal_mode', {simple: true})).toBe('delete')
+      check.close()
+    })
 
     it('and the tables are exactly as before', async () => {
       expect(await checksum(db, names)).toBe(before)

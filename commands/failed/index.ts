@@ -28,7 +28,7 @@ replayed: outbox replay --failed (or --ids).`
     if (flags.since !== undefined) parseTimePoint(flags.since, 'since') // refused before connecting; "2h" is read on the database clock
     const settings = this.connection(flags)
     const {listFailed} = await import('../../src/ops/failed.js')
-    const list = await this.withDb(settings, (db) => listFailed(db, settings.tables, {types: flags.type, since: flags.since, limit}))
+    const list = await this.withDb(settings, (db) => listFailed(db, settings.tables, {types: flags.type, since: flags.since, limit}), {readOnly: true})
     if (!this.jsonEnabled()) {
       const {renderFailedList} = await import('../../src/render/events.js')
       process.stdout.write(await renderFailedList(list))

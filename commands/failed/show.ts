@@ -21,7 +21,7 @@ its state is shown (pending, in-flight, retrying, failed, published, archived).`
     if (!isUuid(id)) throw new UsageError(`${JSON.stringify(args.id)} is not an event id`, 'Give the UUID shown by outbox failed')
     const settings = this.connection(flags)
     const {showEvent} = await import('../../src/ops/failed.js')
-    const event = await this.withDb(settings, (db) => showEvent(db, settings.tables, id))
+    const event = await this.withDb(settings, (db) => showEvent(db, settings.tables, id), {readOnly: true})
     if (!event) {
       throw new UsageError(`no event ${id.toLowerCase()} in ${settings.tables.outbox} or ${settings.tables.archive}`, 'List failed events with: outbox failed')
     }

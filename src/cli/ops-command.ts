@@ -28,10 +28,14 @@ export abstract class OpsCommand extends OutboxCommand {
     return settings
   }
 
-  /** Opens, runs fn, closes; any driver error becomes one line naming the table. */
-  protected async withDb<T>(settings: ConnectionSettings, fn: (db: Db) => Promise<T>): Promise<T> {
+  /**
+   * Opens, runs fn, closes; any driver error becomes one line naming the table. The database
+   * must exist (a mistyped SQLite path leaves no new file); `readOnly` for commands that only
+   * read (SQLite then opens the file read-only).
+   */
+  protected async withDb<T>(settings: ConnectionSettings, fn: (db: Db) => Promise<T>, {readOnly = false} = {}): Promise<T> {
     const {openDb, describeDbError} = await import('../db/index.js')
-    const db = await openDb(settings.url)
+    const db = await openDb(settings.url, {mustExist: true, readOnly})
     try {
       return await fn(db)
     } catch (error) {

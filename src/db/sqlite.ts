@@ -1,9 +1,11 @@
 // SQLite through better-sqlite3: WAL, a modest busy timeout (it blocks the event loop), a
 // statement cache, and a mutex so nothing else runs on the connection inside a transaction.
+import {existsSync} from 'node:fs'
 import type BetterSqlite3 from 'better-sqlite3'
 import type {Sql} from '../../dialects/index.js'
 import {sqlite as dialect} from '../../dialects/sqlite.js'
 import {redactUrl} from '../config.js'
+import {UsageError} from '../errors.js'
 import {poolWaitTimeout} from './errors.js'
 import {sqlitePath} from './url.js'
 import {DEFAULT_CONNECT_TIMEOUT_MS, type Db, type OpenOptions, type Queryable, type Row} from './types.js'
@@ -60,11 +62,18 @@ function bind(params: unknown[]): unknown[] {
 
 export async function openSqlite(url: string, options: OpenOptions = {}): Promise<Db> {
   const Database = (await import('better-sqlite3')).default
-  const database: BetterSqlite3.Database = new Database(sqlitePath(url), {timeout: options.busyTimeoutMs ?? 5000})
-  database.pragma('journal_mode = WAL')
-  // NORMAL is durable across process crashes in WAL mode; a lost mark after power loss only
-  // means a resend, which consumers dedupe.
-  database.pragma('synchronous = NORMAL')
+  const path = sqlitePath(url)
+  const mustExist = Boolean(options.mustExist || options.readOnly) && path !== ':memory:'
+  if (mustExist && !existsSync(path)) {
+    throw new UsageError(`no SQLite database at ${path}`, 'Check the path in --url, or create it with: outbox init --url URL --apply')
+  }
+  const database: BetterSqlite3.Database = new Database(path, {timeout: options.busyTimeoutMs ?? 5000, readonly: Boolean(options.readOnly), fileMustExist: mustExist})
+  if (!options.readOnly) {
+    database.pragma('journal_mode = WAL')
+    // NORMAL is durable across process crashes in WAL mode; a lost mark after power loss only
+    // means a resend, which consumers dedupe.
+    database.pragma('synchronous = NORMAL')
+  }
   const cache = new Map<string, BetterSqlite3.Statement>()
   function prepared(text: string) {
     let statement = cache.get(text)

@@ -72,4 +72,14 @@ export interface OpenOptions {
   asyncCommit?: boolean
   /** SQLite busy timeout (default 5s) */
   busyTimeoutMs?: number
+  /**
+   * SQLite: the database file must exist already (a mistyped path is an error, not a new empty
+   * database left behind). Commands that need the outbox table set it; init --apply does not.
+   */
+  mustExist?: boolean
+  /**
+   * SQLite: open read-only (status, failed): the command cannot change the file, nor its
+   * journal mode (a read/write open switches it to WAL for good). Implies mustExist.
+   */
+  readOnly?: boolean
 }

@@ -38,7 +38,7 @@ export async function runRelayService(options: RelayServiceOptions): Promise<Rel
   const table = redactUrl(options.tables.schema ? `${options.tables.schema}.${options.tables.outbox}` : options.tables.outbox)
   const concurrency = options.relay.concurrency ?? 1
   // One connection per batch in flight, one for LISTEN, one for metrics and settling.
-  const db = await openDb(options.url, {poolSize: concurrency + 2, asyncCommit: true})
+  const db = await openDb(options.url, {poolSize: concurrency + 2, asyncCommit: true, mustExist: true})
   let publisher: Publisher | undefined
   let metrics: MetricsServer | undefined
   const stopSignals: (() => void)[] = []

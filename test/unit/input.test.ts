@@ -35,6 +35,10 @@ describe('durations and times', () => {
     const now = new Date('2026-06-01T12:00:00Z')
     expect(parseTimePoint('2026-05-31T10:00:00+02:00', 'since').toISOString()).toBe('2026-05-31T08:00:00.000Z')
     expect(parseTimePoint('2026-05-31', 'since').toISOString()).toBe('2026-05-31T00:00:00.000Z')
+    // a Date holds milliseconds: finer digits would move the bound, so they are refused unless zero
+    expect(parseTimePoint('2026-05-31T10:00:00.123000Z', 'since').toISOString()).toBe('2026-05-31T10:00:00.123Z')
+    expect(() => parseTimePoint('2026-05-31T10:00:00.0005Z', 'until')).toThrow(/finer than a millisecond/)
+    expect(() => parseTimePoint('0000-01-01', 'since')).toThrow(/before the year 1000/)
     expect(parseTimePoint('2h', 'since', now).toISOString()).toBe('2026-06-01T10:00:00.000Z')
   })
   it.each(['yesterday', '2026-13-45', '2026-02-30', '2026-05-31T10:00:00', '2026-05-31T25:00:00Z', 'now'])('refuses time %j', (text) =>
