@@ -58,7 +58,10 @@ const EVENT_COLUMNS_DDL = `  id CHAR(36) CHARACTER SET ascii COLLATE ascii_bin N
   last_error TEXT NULL,
   failed_at DATETIME(6) NULL`
 
-const TABLE_OPTIONS = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4'
+// utf8mb4_bin: event types, aggregate ids and consumer names compare byte for byte, as on
+// PostgreSQL and SQLite (the default collation folds case and ignores trailing spaces, which
+// merged 'Order.Created' into 'order.created ' in status --by type and in --type filters)
+const TABLE_OPTIONS = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin'
 
 function ddl(names: TableNames, options: DdlOptions): DdlStatement[] {
   const ix = indexNames(names)
