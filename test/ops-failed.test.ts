@@ -27,9 +27,11 @@ for (const target of matrix) {
       id = await insertRows(db, names, now, [
         {type: 'a', created: -7200, failed: -7000, attempts: 5, lastError: 'old failure'},
         {type: 'b', created: -600, failed: -300, attempts: 5, lastError: LONG, payload: {order: 42, lines: [1, 2]}},
-        {type: 'a', created: -500, failed: -100, attempts: 3, lastError: 'recent'},
+        // as the relay leaves a failed event: lease_until set by its last retry
+        {type: 'a', created: -500, failed: -100, attempts: 3, lastError: 'recent', leaseUntil: 200},
         {type: 'a', created: -400, attempts: 2, lastError: 'retrying, not failed', leaseUntil: 30},
         {type: 'a', created: -300, published: -200},
+        {type: 'a', created: -250, attempts: 1, leaseOwner: 'relay-9', leaseUntil: -5},
       ])
       await insertRows(db, names, now, [{type: 'z', created: -90_000, published: -89_000, payload: {archived: true}}], 'archive')
     })
@@ -78,6 +80,11 @@ for (const target of matrix) {
       const json = JSON.parse(cli(['failed', 'show', id[1], ...flags(), '--json']).stdout)
       expect(json).toMatchObject({id: id[1], state: 'failed', payload: {order: 42, lines: [1, 2]}, attempts: 5})
       expect((await showEvent(db, names, id[3]))?.state).toBe('retrying')
+      expect(cli(['failed', 'show', id[3], ...flags()]).stdout).toMatch(/lease +none \(next attempt not before /)
+      // states as status counts them; a failed event is never attempted again, whatever lease_until says
+      expect((await showEvent(db, names, id[5]))?.state).toBe('expired-lease')
+      expect(cli(['failed', 'show', id[5], ...flags()]).stdout).toMatch(/lease +relay-9 until .* \(expired/)
+      expect(cli(['failed', 'show', id[2], ...flags()]).stdout).toMatch(/lease +none\n/)
       expect((await showEvent(db, names, id[4]))?.state).toBe('published')
       const archived = await listArchivedId()
       expect(await showEvent(db, names, archived)).toMatchObject({state: 'archived', payload: {archived: true}})

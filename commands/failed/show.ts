@@ -7,7 +7,7 @@ import {isUuid} from '../../src/uuid.js'
 export default class FailedShow extends OpsCommand {
   static override summary = 'Print one event in full: state, attempts, last error, headers and payload'
   static override description = `Looks in the outbox table, then in the archive table. Works for any event, failed or not;
-its state is shown (pending, in-flight, retrying, failed, published, archived).`
+its state is shown (pending, in-flight, expired-lease, retrying, failed, published, archived).`
   static override examples = [
     '<%= config.bin %> failed show 0190f5e4-6c1a-7b9e-8d2f-3a4b5c6d7e8f',
     '<%= config.bin %> failed show 0190f5e4-6c1a-7b9e-8d2f-3a4b5c6d7e8f --json | jq .payload',

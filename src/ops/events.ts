@@ -19,7 +19,8 @@ export const ALL_COLUMNS = [
   'failed_at',
 ] as const
 
-export type EventState = 'pending' | 'in-flight' | 'retrying' | 'failed' | 'published' | 'archived'
+/** As `outbox status` counts them: in-flight (lease live), expired-lease (its relay died or stalled), retrying (no lease, attempted before). */
+export type EventState = 'pending' | 'in-flight' | 'expired-lease' | 'retrying' | 'failed' | 'published' | 'archived'
 
 export interface StoredEvent extends EventIdentity {
   payload: unknown
@@ -64,8 +65,8 @@ function json(value: unknown): unknown {
 export function stateOf(e: StoredEvent, now: Date): EventState {
   if (e.publishedAt) return 'published'
   if (e.failedAt) return 'failed'
-  if (e.leaseOwner && e.leaseUntil && new Date(e.leaseUntil) > now) return 'in-flight'
-  if (e.attempts > 0) return 'retrying'
+  if (e.leaseOwner && e.leaseUntil) return new Date(e.leaseUntil) > now ? 'in-flight' : 'expired-lease'
+  if (!e.leaseOwner && e.attempts > 0) return 'retrying'
   return 'pending'
 }
 

@@ -23,11 +23,18 @@ export function checkThresholds(report: StatusReport, t: Thresholds): Breach[] {
   const out: Breach[] = []
   const check = (threshold: Breach['threshold'], limit: number | undefined, actual: number | null, show: (n: number) => string) => {
     if (limit === undefined || actual === null || actual <= limit) return
-    out.push({threshold, limit, actual, message: `${threshold.replace('max-', '')} ${show(actual)} exceeds --${threshold} ${show(limit)}`})
+    // rounded for reading, unless that makes the two look equal (499.5s against 500s)
+    const [a, l] = show(actual) === show(limit) ? [`${actual}s`, `${limit}s`] : [show(actual), show(limit)]
+    out.push({threshold, limit, actual, message: `${threshold.replace('max-', '')} ${a} exceeds --${threshold} ${l}`})
   }
   check('max-pending', t.maxPending, report.pending, String)
-  check('max-age', t.maxAge, report.oldestPendingAgeSeconds, formatAge)
+  check('max-age', t.maxAge, report.oldestPendingAgeSeconds, duration)
   check('max-failed', t.maxFailed, report.failed, String)
-  check('max-latency-p99', t.maxLatencyP99, report.latencySeconds.p99, formatAge)
+  check('max-latency-p99', t.maxLatencyP99, report.latencySeconds.p99, duration)
   return out
+}
+
+/** formatAge, but 0 is "0s" (a limit of 0 seconds is no "0ms") */
+function duration(seconds: number): string {
+  return seconds === 0 ? '0s' : formatAge(seconds)
 }

@@ -32,6 +32,13 @@ export async function renderFailedList(list: FailedList): Promise<string> {
   return `${table}\n${c.red(shown)}\nfull event: outbox failed show ID; make them deliverable again: outbox replay --failed\n`
 }
 
+/** lease_until is the lease's end while a relay holds it, the next attempt's time after a failed one: never for published or failed events. */
+function leaseLine(e: ShownEvent): string {
+  if (e.leaseOwner) return `${e.leaseOwner} until ${e.leaseUntil}${e.state === 'expired-lease' ? ' (expired: another relay may take it over)' : ''}`
+  if (e.leaseUntil && e.state === 'retrying') return `none (next attempt not before ${e.leaseUntil})`
+  return 'none'
+}
+
 export async function renderEvent(e: ShownEvent): Promise<string> {
   const c = await palette()
   // every value here may come from outside (a receiver's error reply): shown, never obeyed
@@ -47,7 +54,7 @@ export async function renderEvent(e: ShownEvent): Promise<string> {
     field('published_at', e.publishedAt),
     field('failed_at', e.failedAt),
     field('attempts', e.attempts),
-    field('lease', e.leaseOwner ? `${e.leaseOwner} until ${e.leaseUntil}` : e.leaseUntil ? `none (next attempt ${e.leaseUntil})` : 'none'),
+    field('lease', leaseLine(e)),
   ]
   if (e.archivedAt !== undefined) lines.push(field('archived_at', e.archivedAt))
   // JSON.stringify escapes C0 controls but not DEL, C1 or the bidi overrides
