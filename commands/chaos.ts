@@ -17,19 +17,11 @@ function list<T extends string>(value: string | undefined, allowed: readonly T[]
 
 export default class Chaos extends OutboxCommand {
   static override summary = 'Kill producer, relay and consumer processes at every step, then prove nothing was lost, duplicated or stuck'
-  static override description = `Spawns real worker processes running this project's producer, relay and consumer, arms one
-failpoint per run (the process SIGKILLs itself at that step), restarts it without failpoints,
-lets everything drain and checks on the database: atomic (business rows and events agree),
-delivered, effect once, nothing stuck, order. Also runs scenarios beyond kills: broker down,
-out-of-order delivery, a poison message, concurrent relays with kills among them.
+  static override description = `Spawns real worker processes running this project's producer, relay and consumer, arms one failpoint per run (the process SIGKILLs itself at that step), restarts it without failpoints, lets everything drain and checks on the database: atomic (business rows and events agree), delivered, effect once, nothing stuck, order. Also runs scenarios beyond kills: broker down, out-of-order delivery, a poison message, concurrent relays with kills among them.
 
-Without --url it runs on a SQLite file in a temporary directory. With --url it uses
-PostgreSQL or MySQL/MariaDB, in its own scratch tables (chaos_<random>_*), dropped after each
-run; OUTBOX_DATABASE_URL and DATABASE_URL are deliberately not read. The broker is one the
-harness hosts on loopback unless --broker names a real one.
+Without --url it runs on a SQLite file in a temporary directory. With --url it uses PostgreSQL or MySQL/MariaDB, in its own scratch tables (chaos_<random>_*), dropped after each run; OUTBOX_DATABASE_URL and DATABASE_URL are deliberately not read. The broker is one the harness hosts on loopback unless --broker names a real one.
 
-Exit 0 only when every invariant held and every step was exercised; 1 otherwise.
-The broken strategies (--strategy dual-write-*, --consumer naive) show what a failure looks like.`
+Exit 0 only when every invariant held and every step was exercised; 1 otherwise. The broken strategies (--strategy dual-write-*, --consumer naive) show what a failure looks like.`
   static override examples = [
     '<%= config.bin %> chaos',
     '<%= config.bin %> chaos --url postgres://postgres@127.0.0.1:5432/app --junit chaos.xml',

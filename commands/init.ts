@@ -8,9 +8,7 @@ import {resolveTables} from '../src/schema.js'
 
 export default class Init extends OutboxCommand {
   static override summary = 'Print or apply the idempotent DDL for the outbox, inbox and archive tables'
-  static override description = `Without --apply, prints DDL that runs unchanged in psql, mariadb/mysql or sqlite3.
-With --url and --apply, creates what is missing (dialect from the URL) and reports each object;
-a second run reports that everything is up to date and changes nothing.`
+  static override description = `Without --apply, prints DDL that runs unchanged in psql, mariadb/mysql or sqlite3. With --url and --apply, creates what is missing (dialect from the URL) and reports each object; a second run reports that everything is up to date and changes nothing.`
   static override examples = [
     '<%= config.bin %> init --dialect postgres',
     '<%= config.bin %> init --dialect mysql --table orders_outbox --no-archive > outbox.sql',

@@ -9,17 +9,20 @@ import {parseDuration} from '../src/time.js'
 export default class Status extends OpsCommand {
   static override summary = 'Show the backlog, failures and end-to-end latency; exit 1 when a threshold is breached'
   static override description = `Every figure comes from the database clock:
-  pending        unpublished and not failed (includes the next three)
-  inFlight       leased by a relay, lease still live
-  expiredLeases  leased, lease lapsed (the relay died or stalled); claimable again
-  retrying       not leased, attempted before: waiting for its next attempt
-  failed         exhausted its attempts (see outbox failed, outbox replay --failed)
-  published      published within --window, with end-to-end latency (published_at - created_at)
-                 as nearest-rank p50/p95/p99/max and throughput (published per minute)
-Status reads only the pending rows, the failed rows and the window, through indexes, so it
-costs the same on a table of 10M published rows as on one of 100k.
-Thresholds breach when the figure is strictly greater than the limit; each breach is printed
-(stderr) and the exit code is 1, so status can gate a CI pipeline or a cron alert.`
+- pending: unpublished and not failed (includes the next three)
+- inFlight: leased by a relay, lease still live
+- expiredLeases: leased, lease lapsed (relay died or stalled); claimable again
+- retrying: not leased, attempted before: waiting for its next attempt
+- failed: exhausted its attempts (outbox failed; outbox replay --failed)
+- published: published within --window (at most 3650d), with end-to-end
+  latency (published_at - created_at) as nearest-rank p50/p95/p99/max, and
+  throughput (published per minute)
+
+Status reads only the pending rows, the failed rows and the window, through indexes, so it costs the same on a table of 10M published rows as on one of 100k.
+
+Thresholds breach when the figure is strictly greater than the limit; each breach is printed (stderr) and the exit code is 1, so status can gate a CI pipeline or a cron alert. A window with nothing published has no latency, so --max-latency-p99 cannot breach then (watch --max-age for a stalled relay).
+
+Exit codes: 0 all within limits, 1 a threshold breached, 2 bad input, an unreachable database or a missing table.`
   static override examples = [
     '<%= config.bin %> status --url postgres://app@db/app',
     '<%= config.bin %> status --by type --window 15m',

@@ -6,9 +6,9 @@ import {parseTimePoint} from '../../src/time.js'
 
 export default class Failed extends OpsCommand {
   static override summary = 'List failed events (exhausted their attempts) with their last error'
-  static override description = `Newest failure first. The table shows the first line of last_error, truncated; --json and
-"outbox failed show ID" give it in full. Failed events are never claimed again until
-replayed: outbox replay --failed (or --ids).`
+  static override description = `Newest failure first. The table shows the first line of last_error, truncated; --json and "outbox failed show ID" give it in full. Failed events are never claimed again until replayed: outbox replay --failed (or --ids).
+
+Exit codes: 0 listed (also when none match), 2 bad input, an unreachable database or a missing table.`
   static override examples = [
     '<%= config.bin %> failed --url postgres://app@db/app',
     '<%= config.bin %> failed --type order.created --since 2h',
@@ -18,8 +18,8 @@ replayed: outbox replay --failed (or --ids).`
   static override flags = {
     ...opsFlags,
     type: Flags.string({description: 'only this event_type (repeatable)', multiple: true, helpValue: 'TYPE'}),
-    since: Flags.string({description: 'failed at or after this time: ISO-8601 with offset, or a duration meaning ago (2h, 7d)', helpValue: 'TIME'}),
-    limit: Flags.string({description: 'list at most N events', default: '50', helpValue: 'N'}),
+    since: Flags.string({description: 'failed at or after this time (inclusive): ISO-8601 with Z or an offset, a bare date (UTC midnight), or a duration meaning ago on the database clock (2h, 7d)', helpValue: 'TIME'}),
+    limit: Flags.string({description: 'list at most N events (1-100000)', default: '50', helpValue: 'N'}),
   }
 
   async run(): Promise<FailedList> {
@@ -31,7 +31,7 @@ replayed: outbox replay --failed (or --ids).`
     const list = await this.withDb(settings, (db) => listFailed(db, settings.tables, {types: flags.type, since: flags.since, limit}), {readOnly: true})
     if (!this.jsonEnabled()) {
       const {renderFailedList} = await import('../../src/render/events.js')
-      process.stdout.write(await renderFailedList(list))
+      process.stdout.write(await renderFailedList(list, Boolean(flags.type?.length) || flags.since !== undefined))
     }
     return list
   }

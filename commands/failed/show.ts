@@ -6,8 +6,9 @@ import {isUuid} from '../../src/uuid.js'
 
 export default class FailedShow extends OpsCommand {
   static override summary = 'Print one event in full: state, attempts, last error, headers and payload'
-  static override description = `Looks in the outbox table, then in the archive table. Works for any event, failed or not;
-its state is shown (pending, in-flight, expired-lease, retrying, failed, published, archived).`
+  static override description = `Looks in the outbox table, then in the archive table. Works for any event, failed or not; its state is shown (pending, in-flight, expired-lease, retrying, failed, published, archived).
+
+Exit codes: 0 shown, 2 not an id, no such event, an unreachable database or a missing table.`
   static override examples = [
     '<%= config.bin %> failed show 0190f5e4-6c1a-7b9e-8d2f-3a4b5c6d7e8f',
     '<%= config.bin %> failed show 0190f5e4-6c1a-7b9e-8d2f-3a4b5c6d7e8f --json | jq .payload',

@@ -6,9 +6,7 @@ import {defaultOwner} from '../../src/relay/owner.js'
 
 export default class SqlRetry extends SqlCommand {
   static override summary = "Print the relay's retry statement: release with backoff, or fail after max attempts"
-  static override description = `Releases the lease with lease_until set to the next attempt time (the claim honours it),
-records the error, and sets failed_at once attempts reach --max-attempts. Only the lease
-owner's update applies, so a relay whose lease lapsed cannot fail an event another relay holds.`
+  static override description = `Releases the lease with lease_until set to the next attempt time (the claim honours it), records the error, and sets failed_at once attempts reach --max-attempts. Only the lease owner's update applies, so a relay whose lease lapsed cannot fail an event another relay holds.`
   static override examples = [
     '<%= config.bin %> sql retry --dialect postgres --id 0190c3c2-... --delay 30s --error "503 from broker"',
     '<%= config.bin %> sql retry --dialect sqlite --params',

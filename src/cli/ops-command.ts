@@ -16,7 +16,7 @@ export const opsFlags = {...connectionFlags, ...tableFlags}
 export const destructiveFlags = {
   'dry-run': Flags.boolean({description: 'print the count and a sample of what would change, and change nothing'}),
   yes: Flags.boolean({char: 'y', description: 'do not ask for confirmation (required when stdin is not a terminal)'}),
-  batch: Flags.string({description: 'rows per batch; each batch is one short transaction', default: '1000', helpValue: 'N'}),
+  batch: Flags.string({description: 'rows per batch (1-10000); each batch is one short transaction', default: '1000', helpValue: 'N'}),
 }
 
 export abstract class OpsCommand extends OutboxCommand {

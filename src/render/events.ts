@@ -21,9 +21,10 @@ function aggregate(e: {aggregateType: string | null; aggregateId: string}): stri
   return e.aggregateType ? `${e.aggregateType}:${e.aggregateId}` : e.aggregateId
 }
 
-export async function renderFailedList(list: FailedList): Promise<string> {
+/** `filtered`: --type or --since narrowed the list, so none listed is none matching, not none at all. */
+export async function renderFailedList(list: FailedList, filtered = false): Promise<string> {
   const c = await palette()
-  if (list.total === 0) return `${c.green('no failed events')}\n`
+  if (list.total === 0) return `${c.green(filtered ? 'no failed events match --type/--since' : 'no failed events')}\n`
   const table = await renderTable(
     ['id', 'type', 'aggregate', 'attempts', 'created', 'failed at', 'last error'],
     list.events.map((e) => [cell(e.id, 36), cell(e.eventType, 40), cell(aggregate(e), 30), e.attempts, e.createdAt, e.failedAt ?? '', cell(e.lastError)]),
