@@ -1,3 +1,4 @@
+import {existsSync, statSync} from 'node:fs'
 import {Flags} from '@oclif/core'
 import {destructiveFlags, OpsCommand, opsFlags} from '../src/cli/ops-command.js'
 import {positiveInt} from '../src/cli/sql-command.js'
@@ -45,7 +46,7 @@ Exit codes: 0 done, 2 bad input (nothing changed), an unreachable database, a mi
       this.planConfirmRun(flags, {
         plan: () => planArchive(db, settings.tables, options),
         count: (plan) => plan.archived,
-        announce: (plan) => `${verb}: ${plan.archived} published event(s) created before ${plan.before}, published before ${plan.publishedBefore}`,
+        announce: (plan) => `${verb}: ${plan.archived} published event(s) created before ${plan.before}, published before ${plan.publishedBefore}${appending(options.toFile)}`,
         question: (plan) => `${options.delete ? 'Delete' : 'Archive'} ${plan.archived} event(s)?`,
         progressVerb: options.delete ? 'deleted' : 'archived',
         // the cutoffs as planned, not re-evaluated against a later clock
@@ -56,4 +57,11 @@ Exit codes: 0 done, 2 bad input (nothing changed), an unreachable database, a mi
     if (!this.jsonEnabled()) process.stdout.write(await renderArchive(result))
     return result
   }
+}
+
+/** The export file is appended to (a rerun after a crash continues it): say so when it holds lines already. */
+function appending(file: string | undefined): string {
+  if (!file || !existsSync(file)) return ''
+  const bytes = statSync(file).size
+  return bytes > 0 ? `; appending to ${file} (${bytes} bytes there already)` : ''
 }

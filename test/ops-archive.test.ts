@@ -1,6 +1,6 @@
 // `outbox archive` on all three dialects: the cutoff boundaries, what it never touches, dry
 // runs, --delete, --to-file, and a crash mid-batch losing nothing.
-import {mkdtempSync, readFileSync} from 'node:fs'
+import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -247,6 +247,16 @@ for (const target of matrix) {
         if (withFile) expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(3 + BULK)
       })
     }
+
+    it('--to-file says when it appends to a file that holds lines already', async () => {
+      await reset()
+      const file = join(dir, `append-${target.dialect}.jsonl`)
+      writeFileSync(file, '{"earlier":"run"}\n')
+      const r = cli(['archive', ...flags(), '--before', cutoff(), '--to-file', file, '--yes'])
+      expect(r.status).toBe(0)
+      expect(r.stderr).toContain(`appending to ${file} (18 bytes there already)`)
+      expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(1 + 3 + BULK)
+    })
 
     it('a missing archive table is refused up front, by name: no dry-run count, no file, nothing changed', async () => {
       await reset()

@@ -2,10 +2,11 @@
 // at most every few seconds (so a cron log stays readable at a million rows).
 import type {Progress} from '../ops/batches.js'
 
-export function progressLine(verb: string, total: number | undefined, stream: NodeJS.WriteStream = process.stderr, plainEveryMs = 5000) {
+export function progressLine(verb: string, total: number | undefined, stream: NodeJS.WriteStream = process.stderr, plainEveryMs = 5000, redrawEveryMs = 100) {
   const tty = Boolean(stream.isTTY)
   const started = Date.now()
   let lastPlain = started
+  let lastDrawn = 0
   let drawn = false
   const text = (p: Progress) => {
     const seconds = (Date.now() - started) / 1000
@@ -16,7 +17,10 @@ export function progressLine(verb: string, total: number | undefined, stream: No
   return {
     update(p: Progress) {
       if (tty) {
+        // small batches come back hundreds of times a second: redraw ten times a second at most
+        if (Date.now() - lastDrawn < redrawEveryMs) return
         stream.write(`\r\x1b[K${text(p)}`)
+        lastDrawn = Date.now()
         drawn = true
       } else if (Date.now() - lastPlain >= plainEveryMs) {
         stream.write(`${text(p)}\n`)
