@@ -60,7 +60,7 @@ Exit codes: 0 done (leased rows skipped are reported, not an error), 2 bad input
         plan: () => planReplay(db, settings.tables, selection),
         count: (plan) => plan.replayed,
         announce: (plan) =>
-          `replay: ${plan.replayed} event(s) to make deliverable again (${perType(plan.byType)})${plan.skippedLeased ? `, ${plan.skippedLeased} leased (skipped)` : ''}`,
+          `replay: ${plan.replayed} event(s) to make deliverable again (${perType(plan.byType)})${plan.skippedLeased ? `, ${plan.skippedLeased} leased (skipped)` : ''}${plan.alreadyInOutbox ? `, ${plan.alreadyInOutbox} already in the outbox (left in the archive)` : ''}`,
         question: (plan) => `Replay ${plan.replayed} event(s)?`,
         progressVerb: 'replayed',
         // the range as planned: a relative --since must not move between the count and the run

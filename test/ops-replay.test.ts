@@ -190,8 +190,10 @@ for (const target of matrix) {
         {type: 'c', created: -4000, published: -3900, attempts: 1},
         {id: id.published, type: 'a', created: -1800, published: -1790},
       ], 'archive')
+      const plan = await replay(db, names, {fromArchive: true, since: iso(-6000), dryRun: true})
+      expect(plan).toMatchObject({source: 'archive', matched: 3, replayed: 2, alreadyInOutbox: 1, alreadyInOutboxIds: [id.published]})
       const r = await replay(db, names, {fromArchive: true, since: iso(-6000), batch: 1})
-      expect(r).toMatchObject({source: 'archive', matched: 3, replayed: 2, alreadyInOutbox: 1, byType: {c: 2}})
+      expect(r).toMatchObject({source: 'archive', matched: 3, replayed: 2, alreadyInOutbox: 1, alreadyInOutboxIds: [id.published], byType: {c: 2}})
       expect(await ids(db, names, 'archive')).toEqual([id.published])
       const back = await db.query(sql`SELECT attempts, published_at, payload FROM ${outbox()} WHERE id = ${archived[0]}`)
       expect(back).toHaveLength(1)

@@ -49,6 +49,8 @@ export interface ReplayResult {
   skippedLeasedIds: string[]
   /** from the archive: the id is already in the outbox, so the archived copy stays */
   alreadyInOutbox: number
+  /** those ids, the first 100 */
+  alreadyInOutboxIds: string[]
   batches: number
   /** stopped early by `signal`: rows after the last committed batch were not touched */
   interrupted: boolean
@@ -135,6 +137,7 @@ function result(s: ReplaySelection, r: Resolved, dryRun: boolean): ReplayResult 
     skippedLeased: 0,
     skippedLeasedIds: [],
     alreadyInOutbox: 0,
+    alreadyInOutboxIds: [],
     batches: 0,
     interrupted: false,
     doneThrough: null,
@@ -165,9 +168,11 @@ export async function planReplay(db: Db, names: TableNames, s: ReplaySelection):
   out.replayed = out.matched - out.skippedLeased - out.alreadyInOutbox
   const sample = await run(db, base.select(['id', 'event_type', 'created_at', blocked.as('blocked')]).orderBy('created_at').orderBy('id').limit(SAMPLE + LISTED_IDS))
   out.sample = sample.filter((row) => !num(row.blocked)).slice(0, SAMPLE).map((row) => sampleOf(db.dialect, row))
-  if (!s.fromArchive && out.skippedLeased > 0) {
-    const leased = await run(db, base.select('id').where(leasedNow(ctx), '=', 1).orderBy('created_at').orderBy('id').limit(LISTED_IDS))
-    out.skippedLeasedIds = leased.map((row) => String(row.id))
+  if (out.skippedLeased + out.alreadyInOutbox > 0) {
+    const held = await run(db, base.select('id').where(blocked, '=', 1).orderBy('created_at').orderBy('id').limit(LISTED_IDS))
+    const listed = held.map((row) => String(row.id))
+    if (s.fromArchive) out.alreadyInOutboxIds = listed
+    else out.skippedLeasedIds = listed
   }
   return out
 }
@@ -222,6 +227,7 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
     const present = new Set((await run(tx, k.selectFrom(names.outbox).select('id').where('id', 'in', rows.map((row) => row.id)))).map((row) => String(row.id)))
     const free = rows.filter((row) => !present.has(String(row.id)))
     out.alreadyInOutbox += rows.length - free.length
+    for (const row of rows) if (present.has(String(row.id)) && out.alreadyInOutboxIds.length < LISTED_IDS) out.alreadyInOutboxIds.push(String(row.id))
     // batches come in (created_at, id) order: the last row is the newest
     out.doneThrough = db.dialect.parseTime(rows[rows.length - 1].cursor_at)?.toISOString() ?? out.doneThrough
     if (free.length === 0) return 0

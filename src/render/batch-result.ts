@@ -15,6 +15,11 @@ async function sample(rows: SampleEvent[]): Promise<string[]> {
   return rows.length ? ['sample:', await renderTable(['id', 'type', 'created'], rows.map((r) => [cell(r.id, 36), cell(r.eventType, 40), r.createdAt]))] : []
 }
 
+/** The ids listed (at most 100), with … when there were more. */
+function idList(ids: string[], total: number): string {
+  return ids.map((id) => cell(id, 36)).join(', ') + (ids.length < total ? ', …' : '')
+}
+
 function range(since: string | null, until: string | null): string {
   if (!since && !until) return ''
   return ` created ${since ? `from ${since} (inclusive)` : ''}${since && until ? ' ' : ''}${until ? `before ${until} (exclusive)` : ''}`
@@ -27,15 +32,12 @@ export async function renderReplay(r: ReplayResult): Promise<string> {
     ? `dry run: would replay ${r.replayed} of ${r.matched} matching event(s)${from}${range(r.since, r.until)}; nothing changed`
     : `replayed ${r.replayed} event(s)${from}${range(r.since, r.until)} in ${r.batches} batch(es)`
   const lines = [r.dryRun ? c.cyan(head) : c.green(head), ...(await perType(r.byType))]
-  if (r.skippedLeased) {
-    const listed = r.skippedLeasedIds.map((id) => cell(id, 36)).join(', ') + (r.skippedLeasedIds.length < r.skippedLeased ? ', …' : '')
-    lines.push(c.yellow(`skipped ${r.skippedLeased} leased by a live relay (replay them once the lease ends): ${listed}`))
-  }
+  if (r.skippedLeased) lines.push(c.yellow(`skipped ${r.skippedLeased} leased by a live relay (replay them once the lease ends): ${idList(r.skippedLeasedIds, r.skippedLeased)}`))
   if (r.interrupted) {
     const resume = r.doneThrough ? `; to continue, rerun with --since ${r.doneThrough} (rows at that instant are replayed again, same ids)` : ''
     lines.push(c.yellow(`interrupted: stopped after batch ${r.batches}, which committed; later rows were not touched${resume}`))
   }
-  if (r.alreadyInOutbox) lines.push(c.yellow(`skipped ${r.alreadyInOutbox} already in the outbox table (left in the archive)`))
+  if (r.alreadyInOutbox) lines.push(c.yellow(`skipped ${r.alreadyInOutbox} already in the outbox table (left in the archive): ${idList(r.alreadyInOutboxIds, r.alreadyInOutbox)}`))
   if (r.dryRun) lines.push(...(await sample(r.sample)))
   return lines.join('\n') + '\n'
 }
