@@ -12,7 +12,7 @@ import {failpoint} from '../chaos/failpoints.js'
 import type {Db, Queryable} from '../db/index.js'
 import {UsageError} from '../errors.js'
 import {batchRead, changeTarget, countBy, forEachBatch, forEachStatementBatch, expectBatch, forEachSummarisedBatch, inBatch, summarisedStatement, summaryRead, tally, tallySummary, type BatchRow, type Progress, type Reuse, type Where} from './batches.js'
-import {ALL_COLUMNS, sampleOf, toStoredEvent, type SampleEvent} from './events.js'
+import {ALL_COLUMNS, exactIso, sampleOf, toStoredEvent, type SampleEvent, type StoredEvent} from './events.js'
 import {databaseNow, exec, num, opsContext, pointInTime, requireArchiveTable, run, slot, type Compilable, type OpsContext} from './query.js'
 
 export const DEFAULT_MIN_PUBLISHED_AGE_MS = 24 * 3_600_000
@@ -131,7 +131,7 @@ export async function archive(db: Db, names: TableNames, options: ArchiveOptions
  */
 async function moveAll(ctx: OpsContext, where: Where, options: ArchiveOptions, out: ArchiveResult, file: FileHandle | undefined, mode: {replacing: boolean}): Promise<{result: ArchiveResult; conflict?: unknown}> {
   const {db, names} = ctx
-  const columns = file ? ALL_COLUMNS.filter((c) => c !== 'id' && c !== 'event_type') : []
+  const columns = file ? exportColumns(ctx) : []
   const size = options.batch ?? 1000
   let committed: Progress = {seen: 0, changed: 0, batches: 0}
   const signal = options.signal
@@ -142,7 +142,7 @@ async function moveAll(ctx: OpsContext, where: Where, options: ArchiveOptions, o
   const exportRows = async (rows: BatchRow[]) => {
     if (!file) return
     // on disk before the delete commits: a crash may repeat rows in the file, never lose them
-    await file.write(rows.map((row) => JSON.stringify(toStoredEvent(db.dialect, row)) + '\n').join(''))
+    await file.write(rows.map((row) => JSON.stringify(exportedEvent(ctx, row)) + '\n').join(''))
     await file.sync()
   }
   const done = (progress: Progress): ArchiveResult => ({...out, archived: progress.changed, batches: progress.batches, interrupted: Boolean(progress.interrupted)})
@@ -200,6 +200,26 @@ async function moveAll(ctx: OpsContext, where: Where, options: ArchiveOptions, o
     if (mode.replacing || options.delete || !isDuplicateKey(error)) throw error
     return {result: done(committed), conflict: error}
   }
+}
+
+// times as the database holds them (microseconds on PostgreSQL and MySQL), not as a driver's Date
+const TIME_COLUMNS = ['created_at', 'published_at', 'lease_until', 'failed_at'] as const
+
+/**
+ * What the export reads of each row besides id, event_type and cursor_at: every column, the
+ * times also as exact text (`<column>_text`: an alias of their own, since ORDER BY created_at
+ * would otherwise sort by the text alias on MySQL and PostgreSQL, past the index).
+ */
+function exportColumns(ctx: OpsContext) {
+  const exact = TIME_COLUMNS.map((c) => sql.raw<string>(ctx.db.dialect.exactTime(c)).as(`${c}_text`))
+  return [...ALL_COLUMNS.filter((c) => c !== 'id' && c !== 'event_type'), ...exact]
+}
+
+/** One line of the export: the event as `outbox failed show --json` prints it, its times to the microsecond where stored so. */
+function exportedEvent(ctx: OpsContext, row: BatchRow): StoredEvent {
+  const event = toStoredEvent(ctx.db.dialect, row)
+  const exact = (c: (typeof TIME_COLUMNS)[number]) => exactIso(row[`${c}_text`])
+  return {...event, createdAt: exact('created_at') ?? event.createdAt, publishedAt: exact('published_at'), leaseUntil: exact('lease_until'), failedAt: exact('failed_at')}
 }
 
 /** A unique-key violation: PostgreSQL 23505, MySQL ER_DUP_ENTRY (1062), SQLite's primary-key constraint. */
@@ -368,7 +388,7 @@ function summarisedMove(ctx: OpsContext, where: Where, position: Where, size: nu
  * bounds the rows, cf. BUG #15715); the DELETE re-checks the selection, so a row changed since
  * the batch was read is left alone; no separate locking read is needed.
  */
-function moveStatement(ctx: OpsContext, where: Where, position: Where, size: number, purge: boolean, columns: readonly string[], replacing: boolean) {
+function moveStatement(ctx: OpsContext, where: Where, position: Where, size: number, purge: boolean, columns: ReturnType<typeof exportColumns> | [], replacing: boolean) {
   const {k, names, db} = ctx
   const cursorAt = sql.raw<string>(db.dialect.exactTime('created_at'))
   const returned = ['id', 'event_type', cursorAt.as('cursor_at'), ...columns] as const

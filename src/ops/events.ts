@@ -62,6 +62,16 @@ function json(value: unknown): unknown {
   }
 }
 
+/**
+ * A time as Dialect.exactTime wrote it (UTC: PostgreSQL's ISO text, MySQL's
+ * 'YYYY-MM-DD HH:MM:SS.ffffff', SQLite's stored ISO text) as ISO-8601 with Z, every digit kept.
+ */
+export function exactIso(text: unknown): string | null {
+  if (text == null) return null
+  const value = String(text).trim().replace(' ', 'T')
+  return value.endsWith('Z') ? value : `${value}Z`
+}
+
 export function stateOf(e: StoredEvent, now: Date): EventState {
   if (e.publishedAt) return 'published'
   if (e.failedAt) return 'failed'
