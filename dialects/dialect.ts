@@ -37,8 +37,12 @@ export interface ClaimOptions {
 
 /** The claim, as the relay runs it. */
 export type ClaimPlan =
-  /** one statement that locks, leases and returns the rows (PostgreSQL, SQLite) */
-  | {kind: 'update-returning'; statement: Sql}
+  /**
+   * one statement that locks, leases and returns the rows (PostgreSQL, SQLite); `ordered`: in
+   * claim order, (created_at, id) (PostgreSQL sorts them; SQLite's RETURNING has no order, and
+   * its created_at is fixed-width text, so the relay sorts on that)
+   */
+  | {kind: 'update-returning'; statement: Sql; ordered: boolean}
   /**
    * MySQL/MariaDB: inside one READ COMMITTED transaction, SELECT ... FOR UPDATE SKIP LOCKED,
    * then UPDATE the selected ids, then COMMIT.

@@ -133,18 +133,21 @@ function claimStatement(names: TableNames, options: ClaimOptions): Sql {
   const outbox = table(names, 'outbox')
   // MATERIALIZED: the locked, limited set is computed once. An IN (SELECT ... LIMIT ...
   // FOR UPDATE SKIP LOCKED) may be re-evaluated per outer row and claim more than LIMIT
-  // (PostgreSQL BUG #15715).
+  // (PostgreSQL BUG #15715). RETURNING has no order: the rows come back sorted by the database,
+  // to the microsecond, in the order the relay publishes them (a client sort had milliseconds).
   return sql`WITH c AS MATERIALIZED (
   SELECT e.id FROM ${raw(outbox)} e
   WHERE ${claimablePredicate(NOW, 'e')}${orderingPredicate(outbox, options, 'e')}
   ORDER BY e.created_at, e.id
   LIMIT ${batchLimit(options)}
   FOR UPDATE SKIP LOCKED
-)
+), leased AS (
 UPDATE ${raw(outbox)} AS t
 SET lease_owner = ${options.owner}, lease_until = ${raw(NOW)} + ${msInterval(options.leaseMs)}, attempts = t.attempts + 1
 FROM c WHERE t.id = c.id
-RETURNING ${raw(RETURNED)}`
+RETURNING ${raw(RETURNED)}
+)
+SELECT * FROM leased ORDER BY created_at, id`
 }
 
 export const postgres: Dialect = {
@@ -161,7 +164,7 @@ export const postgres: Dialect = {
   parseTime: (value) => (value == null ? null : value instanceof Date ? value : new Date(String(value))),
   ddl,
   existingObjects,
-  claim: (names, options) => ({kind: 'update-returning', statement: claimStatement(names, options)}),
+  claim: (names, options) => ({kind: 'update-returning', statement: claimStatement(names, options), ordered: true}),
   claimScript: (names, options) => `${inline(claimStatement(names, options), literal)};`,
   markPublished: (names, ids) =>
     sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL
@@ -191,9 +194,11 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
 
   // --- outbox verify ---
   claimSupport: (version) =>
-    supportsSkipLocked(version)
-      ? {ok: true, detail: `PostgreSQL ${version}: FOR UPDATE SKIP LOCKED supported (9.5+)`}
-      : {ok: false, detail: `PostgreSQL ${version} has no FOR UPDATE SKIP LOCKED (needs 9.5+): relays would wait on each other's rows. Upgrade the server`},
+    !supportsSkipLocked(version)
+      ? {ok: false, detail: `PostgreSQL ${version} has no FOR UPDATE SKIP LOCKED (needs 9.5+): relays would wait on each other's rows. Upgrade the server`}
+      : !supportsMaterialized(version)
+        ? {ok: false, detail: `PostgreSQL ${version} has no WITH ... AS MATERIALIZED (needs 12+), which the claim and archive's batches are written with. Upgrade the server`}
+        : {ok: true, detail: `PostgreSQL ${version}: FOR UPDATE SKIP LOCKED (9.5+) and WITH ... AS MATERIALIZED (12+) supported`},
   lockTimeout: (ms) => sql`SET LOCAL lock_timeout = ${raw(`'${positiveMs(ms)}ms'`)}`,
   isLockTimeout: (error) => (error as {code?: string})?.code === '55P03',
   isDeadlock: (error) => (error as {code?: string})?.code === '40P01',
@@ -242,6 +247,11 @@ function exactUtc(column: string): string {
 function supportsSkipLocked(version: string): boolean {
   const [major, minor] = version.split(/[.\s]/).map(Number)
   return major > 9 || (major === 9 && minor >= 5)
+}
+
+/** WITH ... AS MATERIALIZED arrived in 12; earlier servers refuse the keyword (their CTEs always materialise). */
+function supportsMaterialized(version: string): boolean {
+  return Number(version.split(/[.\s]/)[0]) >= 12
 }
 
 /** SET takes no bound parameters, so the value is inlined: a validated integer only. */

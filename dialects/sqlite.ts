@@ -147,7 +147,7 @@ export const sqlite: Dialect = {
     const wanted = JSON.stringify([names.outbox, names.inbox, names.archive, ...Object.values(indexNames(names))])
     return sql`SELECT type AS kind, name FROM sqlite_master WHERE type IN ('table', 'index') AND name IN (SELECT value FROM json_each(${wanted}))`
   },
-  claim: (names, options) => ({kind: 'update-returning', statement: claimStatement(names, options)}),
+  claim: (names, options) => ({kind: 'update-returning', statement: claimStatement(names, options), ordered: false}),
   // RETURNING order is arbitrary in SQLite; the relay sorts on the client.
   claimScript: (names, options) => `${inline(claimStatement(names, options), literal)};`,
   markPublished: (names, ids) =>

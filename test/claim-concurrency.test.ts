@@ -10,6 +10,7 @@ import {openDb, type Db} from '../src/db/index.js'
 import {applyInit} from '../src/init.js'
 import {claimBatch, claimOn} from '../src/relay/claim.js'
 import {sqlitePath} from '../src/db/url.js'
+import {uuidv7} from '../src/uuid.js'
 import {VerifyContext} from '../src/verify/context.js'
 import {articleClaim, NESTED_LOOP_SETTINGS, withoutSkipLocked} from './helpers/broken-claims.js'
 import {count, seedEvents} from './helpers/events.js'
@@ -56,6 +57,23 @@ for (const target of matrix) {
       await session.execute(sql`${raw(SESSION_LOCK_TIMEOUT[target.dialect])}`)
       return session
     }
+
+    // Two events of one aggregate written within a millisecond (one transaction) go out in the
+    // order they were written: the claim orders by (created_at, id) to the precision the
+    // database keeps, and ids made in one millisecond ascend (uuidv7 is monotonic). Before, the
+    // relay re-sorted by millisecond and then by id, which was random within a millisecond.
+    it('events written within one millisecond are claimed in the order they were written', async () => {
+      await db.execute(sql`DELETE FROM ${table()}`)
+      const written: string[] = []
+      await db.transaction(async (tx) => {
+        for (let version = 1; version <= 40; version++) {
+          const id = uuidv7()
+          written.push(id)
+          await tx.execute(db.dialect.insertEvent(names, {id, eventType: 'order.changed', aggregateType: 'order', aggregateId: 'order-1', aggregateVersion: version, payload: '{}', headers: null}))
+        }
+      })
+      expect(idsOf(await claimBatch(db, names, opts('relay-order', 100)))).toEqual(written)
+    })
 
     if (target.dialect !== 'sqlite') {
       it('a second session gets the next rows at once while the first holds its claim transaction open', async () => {

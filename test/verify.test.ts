@@ -169,17 +169,18 @@ describe('server check', () => {
       ['mysql', '8.0.0-dmr'],
       ['mysql', '10.5.23-MariaDB-0+deb11u1'],
       ['postgres', '9.4.26'],
+      ['postgres', '11.22'],
       ['sqlite', '3.34.1'],
     ] as const) {
       const support = DIALECTS[dialect].claimSupport(version)
       expect(support.ok, version).toBe(false)
-      expect(support.detail).toMatch(/has no (SKIP LOCKED|FOR UPDATE SKIP LOCKED|UPDATE \.\.\. RETURNING) \(needs [\d.]+\+\)/)
+      expect(support.detail).toMatch(/has no (SKIP LOCKED|FOR UPDATE SKIP LOCKED|UPDATE \.\.\. RETURNING|WITH \.\.\. AS MATERIALIZED) \(needs [\d.]+\+\)/)
     }
     for (const [dialect, version] of [
       ['mysql', '8.0.36'],
       ['mysql', '10.6.0-MariaDB'],
       ['mysql', '11.4.2-MariaDB'],
-      ['postgres', '9.5.0'],
+      ['postgres', '12.0'],
       ['postgres', '15.20 (Debian 15.20-0+deb12u1)'],
       ['sqlite', '3.35.0'],
     ] as const) {

@@ -49,10 +49,18 @@ export async function claimOn(q: Queryable, dialect: Dialect, plan: ClaimPlan): 
     rows = await q.query(plan.lock, {prepare: true})
     if (rows.length > 0) await q.execute(plan.update(rows.map((r) => String(r.id))))
   }
-  const events = rows.map((row) => toEvent(dialect, row))
-  // RETURNING order is not guaranteed (SQLite: arbitrary); publish oldest first.
-  events.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-  return events
+  // Published in claim order, (created_at, id), to the precision the database keeps: a sort
+  // of Dates here had milliseconds, and put two events of one aggregate written within one
+  // millisecond in id order. PostgreSQL's claim sorts; MySQL's locking read is in order.
+  if (plan.kind === 'update-returning' && !plan.ordered) rows.sort((a, b) => compareKeys(a, b))
+  return rows.map((row) => toEvent(dialect, row))
+}
+
+/** (created_at, id) as the database stores them: SQLite's created_at is fixed-width ISO text. */
+function compareKeys(a: Row, b: Row): number {
+  const key = (r: Row) => `${r.created_at instanceof Date ? r.created_at.toISOString() : String(r.created_at)} ${String(r.id)}`
+  const [x, y] = [key(a), key(b)]
+  return x < y ? -1 : x > y ? 1 : 0
 }
 
 function toEvent(dialect: Dialect, row: Row): ClaimedEvent {

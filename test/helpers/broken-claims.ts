@@ -40,6 +40,7 @@ export const articleClaim: PlanFn = (names, options) => {
   const t = raw(`"${names.outbox}"`)
   return {
     kind: 'update-returning',
+    ordered: false,
     statement: sql`UPDATE ${t} SET lease_owner = ${options.owner}, lease_until = now() + interval '1 minute', attempts = attempts + 1
 WHERE id IN (SELECT e.id FROM ${t} e WHERE e.published_at IS NULL AND e.failed_at IS NULL AND (e.lease_until IS NULL OR e.lease_until < now())
   ORDER BY e.created_at, e.id LIMIT ${raw(String(options.batch))} FOR UPDATE SKIP LOCKED)

@@ -87,4 +87,9 @@ describe('uuid v7', () => {
     expect(a[14]).toBe('7')
     expect(a < b).toBe(true)
   })
+  it('is monotonic within a process: ids of one millisecond, or of a clock that stepped back, still ascend', () => {
+    const ids = [uuidv7(1_800_000_000_000), ...Array.from({length: 5000}, () => uuidv7(1_800_000_000_000)), uuidv7(1_799_999_999_000)]
+    for (let i = 1; i < ids.length; i++) expect(ids[i] > ids[i - 1], `${ids[i - 1]} then ${ids[i]}`).toBe(true)
+    expect(ids.every((id) => isUuid(id) && id[14] === '7' && '89ab'.includes(id[19]))).toBe(true)
+  })
 })
