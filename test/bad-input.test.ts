@@ -62,6 +62,8 @@ const cases: Case[] = [
     [`${cmd}: unknown URL scheme`, () => [cmd, '--url', 'oracle://h/db', ...extra], /unsupported database URL/],
     [`${cmd}: URL without host`, () => [cmd, '--url', 'postgres:///db', ...extra], /no host|malformed/],
     [`${cmd}: unreachable port, password not echoed`, () => [cmd, '--url', `postgres://app:${SECRET}@127.0.0.1:1/db`, ...extra], /cannot reach/],
+    [`${cmd}: a password with an unencoded @, not echoed`, () => [cmd, '--url', `postgres://app:${SECRET}@x@127.0.0.1:1/db`, ...extra], /cannot reach|malformed/],
+    [`${cmd}: a password with an unencoded ?, not echoed`, () => [cmd, '--url', `postgres://app:${SECRET}?x@127.0.0.1:1/db`, ...extra], /cannot reach|malformed/],
     [`${cmd}: bad --timeout`, (c) => [cmd, '--url', c.url, '--timeout', 'soon', ...extra], /not a duration/],
     // verify works on a scratch table of its own: it has no --table
     ...(cmd === 'verify'

@@ -88,6 +88,9 @@ export function describeDbError(error: unknown, url: string, context?: {table?: 
   if (code === '28P01' || code === '28000' || code === 'ER_ACCESS_DENIED_ERROR' || e.errno === 1045) {
     return new ConnectionError(`the database refused the login for ${where}`, 'Check the user and password in --url')
   }
+  if (code === 'ER_NO_DB_ERROR' || e.errno === 1046) {
+    return new ConnectionError(`no database named in --url ${where}`, 'Add one to the URL: mysql://user@host:3306/dbname')
+  }
   if (code === '3D000' || code === 'ER_BAD_DB_ERROR' || e.errno === 1049) {
     return new ConnectionError(`database does not exist (${message})`, 'Create it or fix the database name in --url')
   }

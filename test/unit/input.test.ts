@@ -70,6 +70,18 @@ describe('URLs and secrets', () => {
     const url = 'mysql://root:hunter22@127.0.0.1/test'
     expect(redactSecrets(`Access denied for 'root' using password hunter22 (${url})`, url)).not.toContain('hunter22')
     expect(redactSecrets('connect to postgres://u:p%40ss@h/db failed', 'postgres://u:p%40ss@h/db')).toBe('connect to postgres://u:***@h/db failed')
+    // unencoded '@', '?', '#', '/' in the password, and a password query parameter
+    for (const [url, secret] of [
+      ['postgres://u:p@ss@127.0.0.1:1/x', 'p@ss'],
+      ['postgres://u:p?ss@127.0.0.1/x', 'p?ss'],
+      ['mysql://u:p#ss@127.0.0.1/x', 'p#ss'],
+      ['postgres://u:p/ss@127.0.0.1/x', 'p/ss'],
+      ['postgres://127.0.0.1:5432/test?password=s3cretpw&user=nobody', 's3cretpw'],
+    ]) {
+      expect(redactUrl(url), url).not.toContain(secret.slice(1))
+      expect(redactSecrets(`cannot reach ${url}: refused (${secret})`, url), url).not.toContain(secret)
+    }
+    expect(redactUrl('postgres://127.0.0.1:5432/test?password=s3cretpw&user=nobody')).toBe('postgres://127.0.0.1:5432/test?password=***&user=nobody')
   })
   it('takes --url, then OUTBOX_DATABASE_URL, then DATABASE_URL', () => {
     expect(resolveUrl('sqlite:a', {OUTBOX_DATABASE_URL: 'sqlite:b'})).toBe('sqlite:a')
