@@ -1,9 +1,11 @@
 import {Flags} from '@oclif/core'
-import {OutboxCommand} from '../src/cli/base.js'
+import {hasTimedOut, OutboxCommand} from '../src/cli/base.js'
+import {SIGNAL_EXIT, stopOnSignal} from '../src/cli/signals.js'
 import {connectionFlags} from '../src/cli/flags.js'
 import {positiveInt} from '../src/cli/sql-command.js'
-import {resolveConnection} from '../src/config.js'
+import {dialectOfUrl, resolveConnection} from '../src/config.js'
 import {EXIT} from '../src/errors.js'
+import {Interrupted} from '../src/verify/context.js'
 import type {CheckResult} from '../src/verify/types.js'
 
 export default class Verify extends OutboxCommand {
@@ -12,7 +14,7 @@ export default class Verify extends OutboxCommand {
 
 Checks: server version and SKIP LOCKED; READ COMMITTED; N concurrent claimers over M events with no double claim; a second session gets other rows at once (SQLite: waits for the single writer); a lapsed lease is taken over; LIMIT holds (PostgreSQL: with stale statistics); MySQL/MariaDB: the claim's ORDER BY is served by an index and a producer INSERT is not blocked by a claim.
 
-Exit 1 when a check fails, 2 for bad input or an unreachable database.`
+Exit 1 when a check fails, 2 for bad input, an unreachable database or --timeout, 130/143 when stopped by SIGINT/SIGTERM (the scratch table dropped first).`
   static override examples = [
     '<%= config.bin %> verify --url postgres://postgres@127.0.0.1:5432/app',
     '<%= config.bin %> verify --url mysql://root@127.0.0.1:3306/app --claimers 8 --events 5000',
@@ -32,12 +34,20 @@ Exit 1 when a check fails, 2 for bad input or an unreachable database.`
     const events = positiveInt(flags.events, 'events', 100_000)
     const {url} = resolveConnection({url: flags.url, config: flags.config, schema: flags.schema})
     this.secretUrl = url
+    if (dialectOfUrl(url).name === 'sqlite') (await import('../src/db/url.js')).requireSqliteFile(url)
     const {verify} = await import('../src/verify/run.js')
     const {progressLine, renderVerifyTable} = await import('../src/render/verify.js')
     const progress = progressLine()
-    const stop = interruptible()
+    const stop = stopOnSignal({
+      first: (signal) => `${signal}: stopping; dropping the scratch table (send it again to quit at once)`,
+      second: (signal) => `${signal} again: quitting now; a scratch table outbox_verify_* may be left to drop by hand`,
+    })
     try {
-      const report = await verify(url, {claimers, events, schema: flags.schema, onProgress: progress.update, signal: stop.signal})
+      const report = await verify(url, {claimers, events, schema: flags.schema, onProgress: progress.update, signal: stop.signal}).catch((error) => {
+        // stopped: 2 after --timeout (its line said why), else 128 + the signal's number
+        if (error instanceof Interrupted && stop.received) throw new Interrupted(hasTimedOut() ? EXIT.usage : SIGNAL_EXIT[stop.received])
+        throw error
+      })
       progress.clear()
       if (this.jsonEnabled()) {
         if (report.ok) return report.checks
@@ -57,21 +67,5 @@ Exit 1 when a check fails, 2 for bad input or an unreachable database.`
       stop.dispose()
     }
     return []
-  }
-}
-
-/** First Ctrl-C: stop, drop the scratch table, exit 130. Second: quit at once. */
-function interruptible() {
-  const controller = new AbortController()
-  const handler = () => {
-    if (controller.signal.aborted) process.exit(130)
-    process.stderr.write('\noutbox: interrupted; dropping the scratch table (Ctrl-C again to quit at once)\n')
-    controller.abort()
-  }
-  process.on('SIGINT', handler)
-  process.on('SIGTERM', handler)
-  return {
-    signal: controller.signal,
-    dispose: () => (process.off('SIGINT', handler), process.off('SIGTERM', handler)),
   }
 }

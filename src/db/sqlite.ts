@@ -1,13 +1,11 @@
 // SQLite through better-sqlite3: WAL, a modest busy timeout (it blocks the event loop), a
 // statement cache, and a mutex so nothing else runs on the connection inside a transaction.
-import {existsSync} from 'node:fs'
 import type BetterSqlite3 from 'better-sqlite3'
 import type {Sql} from '../../dialects/index.js'
 import {sqlite as dialect} from '../../dialects/sqlite.js'
 import {redactUrl} from '../config.js'
-import {UsageError} from '../errors.js'
 import {poolWaitTimeout} from './errors.js'
-import {sqlitePath} from './url.js'
+import {requireSqliteFile, sqlitePath} from './url.js'
 import {DEFAULT_CONNECT_TIMEOUT_MS, type Db, type OpenOptions, type Queryable, type Row} from './types.js'
 
 /**
@@ -64,9 +62,7 @@ export async function openSqlite(url: string, options: OpenOptions = {}): Promis
   const Database = (await import('better-sqlite3')).default
   const path = sqlitePath(url)
   const mustExist = Boolean(options.mustExist || options.readOnly) && path !== ':memory:'
-  if (mustExist && !existsSync(path)) {
-    throw new UsageError(`no SQLite database at ${path}`, 'Check the path in --url, or create it with: outbox init --url URL --apply')
-  }
+  if (mustExist) requireSqliteFile(url)
   const database: BetterSqlite3.Database = new Database(path, {timeout: options.busyTimeoutMs ?? 5000, readonly: Boolean(options.readOnly), fileMustExist: mustExist})
   if (!options.readOnly) {
     database.pragma('journal_mode = WAL')

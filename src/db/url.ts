@@ -1,4 +1,5 @@
 // Connection URL pieces the drivers need.
+import {existsSync} from 'node:fs'
 import {UsageError} from '../errors.js'
 import {redactUrl} from '../config.js'
 
@@ -24,4 +25,12 @@ export function checkNetworkUrl(url: string): URL {
     throw new UsageError(`database URL port ${parsed.port} is out of range`, 'Use a port from 1 to 65535')
   }
   return parsed
+}
+
+/** A SQLite URL's file must be there already: a mistyped path is an error, not a new empty database. */
+export function requireSqliteFile(url: string): void {
+  const path = sqlitePath(url)
+  if (path !== ':memory:' && !existsSync(path)) {
+    throw new UsageError(`no SQLite database at ${path}`, 'Check the path in --url, or create it with: outbox init --url URL --apply')
+  }
 }

@@ -14,8 +14,9 @@ export interface HeldClaim {
 }
 
 export class Interrupted extends OutboxError {
-  constructor() {
-    super('verify was interrupted', 'The scratch table was dropped; run it again', 130)
+  /** exitCode: 130 (SIGINT) unless the command knows better (143 for SIGTERM, 2 after --timeout) */
+  constructor(exitCode = 130) {
+    super('verify was interrupted', 'The scratch table was dropped; run it again', exitCode)
   }
 }
 
