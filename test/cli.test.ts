@@ -129,6 +129,10 @@ describe('bad input: exit 2, one line on stderr, no stack, no password, nothing 
     ['fractional batch', ['sql', 'claim', '--dialect', 'sqlite', '--batch', '1.5'], /--batch "1.5" is not a positive whole number/],
     ['duration without unit', ['sql', 'claim', '--dialect', 'postgres', '--lease', '30'], /--lease "30" is not a duration. Use a number with a unit/],
     ['unparseable duration', ['sql', 'retry', '--dialect', 'postgres', '--delay', 'soon'], /--delay "soon" is not a duration/],
+    // retry and release change only the lease its owner holds: a made-up owner would match nothing
+    ['retry without --owner', ['sql', 'retry', '--dialect', 'postgres', '--id', '0190c3c2-6c1a-7b9e-8d2f-3a4b5c6d7e8f'], /--owner is required/],
+    ['release without --owner', ['sql', 'release', '--dialect', 'sqlite'], /--owner is required/],
+    ['an id that is no UUID', ['sql', 'mark-published', '--dialect', 'postgres', '--ids', 'notauuid'], /--ids: "notauuid" is not an event id/],
     ['negative duration', ['sql', 'claim', '--dialect', 'postgres', '--lease', '-1s'], /--lease "-1s" is not a duration/],
     ['zero duration', ['sql', 'claim', '--dialect', 'postgres', '--lease', '0s'], /--lease must be greater than zero/],
     ['unparseable --timeout', ['init', '--dialect', 'postgres', '--timeout', 'later'], /--timeout "later" is not a duration/],

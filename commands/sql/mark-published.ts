@@ -5,7 +5,7 @@ import {markPublishedSql} from '../../src/sql-text.js'
 export default class SqlMarkPublished extends SqlCommand {
   static override summary = "Print the relay's mark-published statement (one batched UPDATE for a batch's successes)"
   static override examples = [
-    '<%= config.bin %> sql mark-published --dialect postgres --ids 0190c3c2-...,0190c3c2-...',
+    '<%= config.bin %> sql mark-published --dialect postgres --ids 0190c3c2-6c1a-7b9e-8d2f-3a4b5c6d7e8f,0190c3c2-6c1a-7b9e-8d2f-3a4b5c6d7e90',
     '<%= config.bin %> sql mark-published --dialect mysql --params',
   ]
   static override flags = {

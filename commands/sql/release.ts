@@ -1,20 +1,19 @@
 import {Flags} from '@oclif/core'
-import {idsFrom, SqlCommand, sqlFlags} from '../../src/cli/sql-command.js'
+import {idsFrom, leaseOwner, SqlCommand, sqlFlags} from '../../src/cli/sql-command.js'
 import {releaseSql} from '../../src/sql-text.js'
-import {defaultOwner} from '../../src/relay/owner.js'
 
 export default class SqlRelease extends SqlCommand {
   static override summary = 'Print the statement a stopping relay runs to give back leases it claimed but did not send'
-  static override examples = ['<%= config.bin %> sql release --dialect postgres --owner relay-1 --ids 0190c3c2-...']
+  static override examples = ['<%= config.bin %> sql release --dialect postgres --owner relay-1 --ids 0190c3c2-6c1a-7b9e-8d2f-3a4b5c6d7e8f']
   static override flags = {
     ...sqlFlags,
     ids: Flags.string({description: 'comma-separated event ids (default: two example ids)'}),
-    owner: Flags.string({description: 'lease owner (default host:pid)'}),
+    owner: Flags.string({description: 'the lease_owner the claim wrote (required unless --params): only its leases are given back'}),
   }
 
   async run() {
     const {flags} = await this.parse(SqlRelease)
     const {dialect, names} = this.target(flags)
-    return this.emit(dialect, releaseSql(dialect, names, idsFrom(flags.ids), flags.owner ?? defaultOwner(), flags.params ? 'params' : 'inline'))
+    return this.emit(dialect, releaseSql(dialect, names, idsFrom(flags.ids), leaseOwner(flags.owner, flags.params), flags.params ? 'params' : 'inline'))
   }
 }

@@ -2,6 +2,7 @@
 import {Flags} from '@oclif/core'
 import type {Dialect, TableNames} from '../../dialects/index.js'
 import {dialectOfName} from '../config.js'
+import {isUuid} from '../uuid.js'
 import {UsageError} from '../errors.js'
 import {resolveTables} from '../schema.js'
 import {renderStatements, type PrintedStatement} from '../sql-text.js'
@@ -50,5 +51,23 @@ export function idsFrom(text: string | undefined): string[] {
   if (!text) return ['00000000-0000-0000-0000-000000000001', '00000000-0000-0000-0000-000000000002']
   const ids = text.split(',').map((s) => s.trim()).filter(Boolean)
   if (ids.length === 0) throw new UsageError('--ids is empty', 'Give comma-separated event ids')
+  for (const id of ids) checkId(id, 'ids')
   return ids
+}
+
+/** An event id is a UUID (PostgreSQL would refuse anything else only when the printed SQL runs). */
+export function checkId(id: string, flag: string): string {
+  if (!isUuid(id)) throw new UsageError(`--${flag}: ${JSON.stringify(id)} is not an event id`, 'Give the UUID of an event')
+  return id.toLowerCase()
+}
+
+/**
+ * The lease owner a retry or release must name: the update matches only rows whose
+ * lease_owner is exactly this, so a made-up default would print SQL that changes nothing.
+ * With --params the value is a stand-in to bind.
+ */
+export function leaseOwner(owner: string | undefined, params: boolean): string {
+  if (owner !== undefined) return owner
+  if (params) return '<lease_owner>'
+  throw new UsageError('--owner is required', 'Give the lease_owner the claim wrote (e.g. relay-1): only that relay\'s lease is changed')
 }
