@@ -25,6 +25,11 @@ export interface DdlStatement {
   /** the table an index belongs to */
   table?: string
   sql: string
+  /**
+   * An index its table's CREATE TABLE makes already (MySQL, which has no CREATE INDEX IF NOT
+   * EXISTS): applied only to a table that exists without it, never printed in the script.
+   */
+  repairOnly?: boolean
 }
 
 export interface ClaimOptions {
@@ -96,6 +101,15 @@ export interface Dialect {
   parseTime(value: unknown): Date | null
 
   ddl(names: TableNames, options: DdlOptions): DdlStatement[]
+  /**
+   * Serialises `init --apply` runs on one set of tables (a deploy may start several at once,
+   * and PostgreSQL's CREATE ... IF NOT EXISTS can still collide in its catalog): `take(key)`
+   * runs first in applyInit's transaction and returns one row; a `got` of 0 means the lock was
+   * not had in time. PostgreSQL: a transaction-level advisory lock (its DDL is transactional);
+   * MySQL: GET_LOCK, given back by `release` (its DDL commits by itself). SQLite has none:
+   * BEGIN IMMEDIATE is the lock.
+   */
+  readonly initLock?: {take(key: string): Sql; release?(key: string): Sql}
   /** a query returning one row per existing object: {kind, name} */
   existingObjects(names: TableNames): Sql
 

@@ -66,23 +66,28 @@ const TABLE_OPTIONS = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin
 function ddl(names: TableNames, options: DdlOptions): DdlStatement[] {
   const ix = indexNames(names)
   const q = quoteIdent
-  // MySQL has no CREATE INDEX IF NOT EXISTS, so indexes live inside CREATE TABLE IF NOT EXISTS.
+  // MySQL has no CREATE INDEX IF NOT EXISTS, so indexes live inside CREATE TABLE IF NOT EXISTS,
+  // and again as repair statements (DdlStatement.repairOnly) for a table found without one.
   // No partial indexes: (published_at, failed_at, ...) makes "IS NULL AND IS NULL" an index
   // prefix, so the claim's ORDER BY created_at, id is read from the index, not sorted.
-  const out: DdlStatement[] = [
+  const keys = {
+    outbox: [[ix.claim, '(published_at, failed_at, created_at, id)'], [ix.createdAt, '(created_at)']],
+    inbox: [[ix.inboxAggregate, '(consumer, aggregate_id, aggregate_version)']],
+    archive: [[ix.archiveCreatedAt, '(created_at)']],
+  } as const
+  const inline = (which: keyof typeof keys) => keys[which].map(([name, columns]) => `,\n  KEY ${q(name)} ${columns}`).join('')
+  const tables: DdlStatement[] = [
     {
       kind: 'table',
       name: names.outbox,
       sql: `CREATE TABLE IF NOT EXISTS ${table(names, 'outbox')} (
 ${EVENT_COLUMNS_DDL},
-  PRIMARY KEY (id),
-  KEY ${q(ix.claim)} (published_at, failed_at, created_at, id),
-  KEY ${q(ix.createdAt)} (created_at)
+  PRIMARY KEY (id)${inline('outbox')}
 ) ${TABLE_OPTIONS};`,
     },
   ]
   if (options.inbox) {
-    out.push({
+    tables.push({
       kind: 'table',
       name: names.inbox,
       sql: `CREATE TABLE IF NOT EXISTS ${table(names, 'inbox')} (
@@ -92,24 +97,27 @@ ${EVENT_COLUMNS_DDL},
   aggregate_id VARCHAR(255) NULL,
   aggregate_version BIGINT NULL,
   processed_at DATETIME(6) NOT NULL,
-  PRIMARY KEY (consumer, event_id),
-  KEY ${q(ix.inboxAggregate)} (consumer, aggregate_id, aggregate_version)
+  PRIMARY KEY (consumer, event_id)${inline('inbox')}
 ) ${TABLE_OPTIONS};`,
     })
   }
   if (options.archive) {
-    out.push({
+    tables.push({
       kind: 'table',
       name: names.archive,
       sql: `CREATE TABLE IF NOT EXISTS ${table(names, 'archive')} (
 ${EVENT_COLUMNS_DDL},
   archived_at DATETIME(6) NOT NULL,
-  PRIMARY KEY (id),
-  KEY ${q(ix.archiveCreatedAt)} (created_at)
+  PRIMARY KEY (id)${inline('archive')}
 ) ${TABLE_OPTIONS};`,
     })
   }
-  return out
+  const repairs = (['outbox', 'inbox', 'archive'] as const)
+    .filter((which) => which === 'outbox' || options[which])
+    .flatMap((which) =>
+      keys[which].map(([name, columns]): DdlStatement => ({kind: 'index', name, table: names[which], repairOnly: true, sql: `CREATE INDEX ${q(name)} ON ${table(names, which)} ${columns};`})),
+    )
+  return [...tables, ...repairs]
 }
 
 function existingObjects(names: TableNames): Sql {
@@ -177,6 +185,7 @@ export const mysql: Dialect = {
     return new Date(`${String(value).replace(' ', 'T')}Z`)
   },
   ddl,
+  initLock: {take: (key) => sql`SELECT GET_LOCK(${key}, 60) AS got`, release: (key) => sql`SELECT RELEASE_LOCK(${key}) AS released`},
   existingObjects,
   claim: (names, options) => ({
     kind: 'lock-then-update',

@@ -163,6 +163,7 @@ export const postgres: Dialect = {
   timeParam: (date) => date.toISOString(),
   parseTime: (value) => (value == null ? null : value instanceof Date ? value : new Date(String(value))),
   ddl,
+  initLock: {take: (key) => sql`SELECT pg_advisory_xact_lock(hashtext(${key})) AS got_lock`},
   existingObjects,
   claim: (names, options) => ({kind: 'update-returning', statement: claimStatement(names, options), ordered: true}),
   claimScript: (names, options) => `${inline(claimStatement(names, options), literal)};`,

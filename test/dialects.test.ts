@@ -5,6 +5,7 @@ import {raw, sql, type ClaimOptions, type TableNames} from '../dialects/index.js
 import {openDb, type Db} from '../src/db/index.js'
 import {applyInit, initPlan, renderInitScript} from '../src/init.js'
 import {claimBatch, markPublished, releaseLeases, retryEvent} from '../src/relay/claim.js'
+import {cliAsync} from './helpers/cli.js'
 import {count, seedEvents} from './helpers/events.js'
 import {dropTables, targets, uniqueTables} from './helpers/targets.js'
 
@@ -42,6 +43,36 @@ for (const target of matrix) {
         const first = await applyInit(db, other, {inbox: false, archive: false})
         expect(first.upToDate).toBe(false)
         expect(first.statements.filter((s) => s.kind === 'table').map((s) => s.name)).toEqual([other.outbox])
+      } finally {
+        await dropTables(db, other)
+      }
+    })
+
+    // a deploy starts several replicas, each running init --apply: one creates, the rest find it
+    // done (separate processes: SQLite's driver blocks its own process while it waits for a lock)
+    it('init --apply run by four processes at once creates each object once, and every run succeeds', async () => {
+      const other = uniqueTables('dlp')
+      const tables = ['--table', other.outbox, '--inbox-table', other.inbox, '--archive-table', other.archive]
+      try {
+        const runs = await Promise.all(Array.from({length: 4}, () => cliAsync(['init', '--url', target.url, '--apply', '--json', ...tables]).done))
+        expect(runs.map((r) => r.status), runs.map((r) => r.stderr).join('\n')).toEqual([0, 0, 0, 0])
+        const created = runs.flatMap((r) => (JSON.parse(r.stdout).statements as {kind: string; name: string; status: string}[]).filter((s) => s.status === 'created').map((s) => `${s.kind}:${s.name}`))
+        expect(created.sort()).toEqual(initPlan(db.dialect, other, all).map((s) => `${s.kind}:${s.name}`).sort())
+      } finally {
+        await dropTables(db, other)
+      }
+    })
+
+    it('init --apply puts back an index dropped from an existing table', async () => {
+      const other = uniqueTables('dli')
+      try {
+        await applyInit(db, other, {inbox: false, archive: false})
+        const claimIndex = target.dialect === 'mysql' ? `${other.outbox}_claim_idx` : `${other.outbox}_pending_idx`
+        await db.execute(target.dialect === 'mysql' ? sql`DROP INDEX ${raw(db.dialect.quoteIdent(claimIndex))} ON ${raw(db.dialect.table(other, 'outbox'))}` : sql`DROP INDEX ${raw(db.dialect.quoteIdent(claimIndex))}`)
+        const repaired = await applyInit(db, other, {inbox: false, archive: false})
+        expect(repaired.upToDate).toBe(false)
+        expect(repaired.statements.filter((s) => s.status === 'created').map((s) => s.name)).toEqual([claimIndex])
+        expect((await applyInit(db, other, {inbox: false, archive: false})).upToDate).toBe(true)
       } finally {
         await dropTables(db, other)
       }
