@@ -110,6 +110,8 @@ export interface Dialect {
    * BEGIN IMMEDIATE is the lock.
    */
   readonly initLock?: {take(key: string): Sql; release?(key: string): Sql}
+  /** a query returning one row per column of the three tables that exist: {table_name, column_name} */
+  existingColumns(names: TableNames): Sql
   /** a query returning one row per existing object: {kind, name} */
   existingObjects(names: TableNames): Sql
 

@@ -120,6 +120,11 @@ ${EVENT_COLUMNS_DDL},
   return [...tables, ...repairs]
 }
 
+function existingColumns(names: TableNames): Sql {
+  return sql`SELECT table_name AS table_name, column_name AS column_name FROM information_schema.columns
+WHERE table_schema = COALESCE(${names.schema ?? null}, DATABASE()) AND table_name IN (${idList([names.outbox, names.inbox, names.archive])})`
+}
+
 function existingObjects(names: TableNames): Sql {
   const schema = names.schema ?? null
   const tables = idList([names.outbox, names.inbox, names.archive])
@@ -187,6 +192,7 @@ export const mysql: Dialect = {
   ddl,
   initLock: {take: (key) => sql`SELECT GET_LOCK(${key}, 60) AS got`, release: (key) => sql`SELECT RELEASE_LOCK(${key}) AS released`},
   existingObjects,
+  existingColumns,
   claim: (names, options) => ({
     kind: 'lock-then-update',
     session: [sql`${raw(READ_COMMITTED)}`],

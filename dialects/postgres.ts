@@ -118,6 +118,11 @@ function ddl(names: TableNames, options: DdlOptions): DdlStatement[] {
   return out
 }
 
+function existingColumns(names: TableNames): Sql {
+  return sql`SELECT table_name::text AS table_name, column_name::text AS column_name FROM information_schema.columns
+WHERE table_schema = coalesce(${names.schema ?? null}::text, current_schema()) AND table_name = ANY(${[names.outbox, names.inbox, names.archive]}::text[])`
+}
+
 function existingObjects(names: TableNames): Sql {
   const ix = indexNames(names)
   const wanted = [names.outbox, names.inbox, names.archive, ...Object.values(ix)]
@@ -165,6 +170,7 @@ export const postgres: Dialect = {
   ddl,
   initLock: {take: (key) => sql`SELECT pg_advisory_xact_lock(hashtext(${key})) AS got_lock`},
   existingObjects,
+  existingColumns,
   claim: (names, options) => ({kind: 'update-returning', statement: claimStatement(names, options), ordered: true}),
   claimScript: (names, options) => `${inline(claimStatement(names, options), literal)};`,
   markPublished: (names, ids) =>

@@ -143,6 +143,11 @@ export const sqlite: Dialect = {
   timeParam: (date) => date.toISOString(),
   parseTime: (value) => (value == null ? null : new Date(String(value))),
   ddl,
+  existingColumns: (names) => {
+    const wanted = JSON.stringify([names.outbox, names.inbox, names.archive])
+    return sql`SELECT m.name AS table_name, c.name AS column_name FROM sqlite_master m, pragma_table_info(m.name) c
+WHERE m.type = 'table' AND m.name IN (SELECT value FROM json_each(${wanted}))`
+  },
   existingObjects: (names) => {
     const wanted = JSON.stringify([names.outbox, names.inbox, names.archive, ...Object.values(indexNames(names))])
     return sql`SELECT type AS kind, name FROM sqlite_master WHERE type IN ('table', 'index') AND name IN (SELECT value FROM json_each(${wanted}))`

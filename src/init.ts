@@ -3,7 +3,8 @@ import type {DdlOptions, DdlStatement, Dialect, TableNames} from '../dialects/in
 import {raw, sql} from '../dialects/index.js'
 import {createHash} from 'node:crypto'
 import type {Db, Queryable} from './db/index.js'
-import {ConnectionError} from './errors.js'
+import {ConnectionError, UsageError} from './errors.js'
+import {ALL_COLUMNS} from './ops/events.js'
 
 export interface InitOptions extends DdlOptions {}
 
@@ -43,6 +44,7 @@ export async function applyInit(db: Db, names: TableNames, options: InitOptions)
     }
     try {
       const before = await existing(tx, db.dialect, names)
+      await checkShapes(tx, db.dialect, names, before)
       const applied: AppliedStatement[] = []
       const created = new Set<string>()
       for (const statement of statements) {
@@ -61,6 +63,29 @@ export async function applyInit(db: Db, names: TableNames, options: InitOptions)
       if (lock?.release) await tx.query(lock.release(lockKey))
     }
   })
+}
+
+// the columns every command reads: a table by these names without them was made by something else
+const EXPECTED_COLUMNS = {
+  outbox: ALL_COLUMNS,
+  archive: [...ALL_COLUMNS, 'archived_at'],
+  inbox: ['consumer', 'event_id', 'aggregate_type', 'aggregate_id', 'aggregate_version', 'processed_at'],
+} as const
+
+/** A table that exists already must have the outbox's columns: else one line naming it and what it lacks, before anything is created. */
+async function checkShapes(q: Queryable, dialect: Dialect, names: TableNames, before: Set<string>): Promise<void> {
+  const rows = await q.query<{table_name: string; column_name: string}>(dialect.existingColumns(names))
+  for (const which of ['outbox', 'inbox', 'archive'] as const) {
+    if (!before.has(`table:${names[which]}`)) continue
+    const has = new Set(rows.filter((r) => String(r.table_name) === names[which]).map((r) => String(r.column_name).toLowerCase()))
+    const missing = EXPECTED_COLUMNS[which].filter((c) => !has.has(c))
+    if (missing.length > 0) {
+      throw new UsageError(
+        `the ${which} table ${names[which]} exists but has no ${missing.join(', ')} column${missing.length > 1 ? 's' : ''}: it was not made by outbox init`,
+        `Point --${which === 'outbox' ? 'table' : `${which}-table`} at another name, or add the columns (outbox init --dialect ${dialect.name} prints the DDL)`,
+      )
+    }
+  }
 }
 
 async function existing(q: Queryable, dialect: Dialect, names: TableNames): Promise<Set<string>> {

@@ -63,6 +63,19 @@ for (const target of matrix) {
       }
     })
 
+    it('init --apply refuses a table by that name made by something else, by name, and creates nothing', async () => {
+      const other = uniqueTables('dls')
+      const t = raw(db.dialect.table(other, 'outbox'))
+      await db.execute(sql`CREATE TABLE ${t} (id VARCHAR(36) PRIMARY KEY, foo TEXT)`)
+      try {
+        await expect(applyInit(db, other, all)).rejects.toThrow(new RegExp(`the outbox table ${other.outbox} exists but has no event_type, aggregate_type, .*failed_at columns: it was not made by outbox init`))
+        const objects = await db.query<{name: string}>(db.dialect.existingObjects(other))
+        expect(objects.map((o) => String(o.name)).filter((n) => n !== other.outbox && !/pkey|autoindex|PRIMARY/i.test(n))).toEqual([])
+      } finally {
+        await dropTables(db, other)
+      }
+    })
+
     it('init --apply puts back an index dropped from an existing table', async () => {
       const other = uniqueTables('dli')
       try {
