@@ -130,6 +130,7 @@ describe('bad input: exit 2, one line on stderr, no stack, no password, nothing 
     ['duration without unit', ['sql', 'claim', '--dialect', 'postgres', '--lease', '30'], /--lease "30" is not a duration. Use a number with a unit/],
     ['unparseable duration', ['sql', 'retry', '--dialect', 'postgres', '--delay', 'soon'], /--delay "soon" is not a duration/],
     // retry and release change only the lease its owner holds: a made-up owner would match nothing
+    ['a command that does not exist, with the nearest one', ['stauts'], /^outbox: "stauts" is not an outbox command. Did you mean: outbox status\?$/],
     ['retry without --owner', ['sql', 'retry', '--dialect', 'postgres', '--id', '0190c3c2-6c1a-7b9e-8d2f-3a4b5c6d7e8f'], /--owner is required/],
     ['release without --owner', ['sql', 'release', '--dialect', 'sqlite'], /--owner is required/],
     ['an id that is no UUID', ['sql', 'mark-published', '--dialect', 'postgres', '--ids', 'notauuid'], /--ids: "notauuid" is not an event id/],
