@@ -3,7 +3,8 @@ import {colorEnabled} from './color.js'
 
 export async function renderTable(head: string[], rows: (string | number)[][]): Promise<string> {
   const Table = (await import('cli-table3')).default
-  const table = new Table({head, style: colorEnabled() ? {} : {head: [], border: []}})
+  // cli-table3 heads are red by default, which reads as an error: cyan, as status's in-flight figures
+  const table = new Table({head, style: colorEnabled() ? {head: ['cyan']} : {head: [], border: []}})
   for (const row of rows) table.push(row.map(String))
   return table.toString()
 }
