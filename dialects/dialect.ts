@@ -61,6 +61,11 @@ export interface RetryInput {
   error: string
   /** the event becomes failed when its attempts reach this (0 = fail now) */
   maxAttempts: number
+  /**
+   * The broker took none of the batch (it is down): the claim's attempt is given back and the
+   * event never fails for it, so an outage does not use up the backlog's attempts.
+   */
+  refund?: boolean
 }
 
 export interface NewEventRow {

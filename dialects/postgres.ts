@@ -179,7 +179,7 @@ WHERE id = ANY(${ids}::uuid[]) AND published_at IS NULL`,
   retry: (names, r: RetryInput) =>
     sql`UPDATE ${raw(table(names, 'outbox'))}
 SET lease_owner = NULL, lease_until = ${raw(NOW)} + ${msInterval(r.delayMs)}, last_error = ${r.error},
-  failed_at = CASE WHEN attempts >= ${r.maxAttempts}::integer THEN ${raw(NOW)} ELSE NULL END
+  ${r.refund ? raw('attempts = greatest(attempts - 1, 0), failed_at = NULL') : sql`failed_at = CASE WHEN attempts >= ${r.maxAttempts}::integer THEN ${raw(NOW)} ELSE NULL END`}
 WHERE id = ${r.id}::uuid AND lease_owner = ${r.owner} AND published_at IS NULL`,
   release: (names, ids, owner) =>
     sql`UPDATE ${raw(table(names, 'outbox'))} SET lease_owner = NULL, lease_until = NULL, attempts = greatest(attempts - 1, 0)

@@ -161,7 +161,7 @@ WHERE id IN (SELECT value FROM json_each(${idsJson(ids)})) AND published_at IS N
   retry: (names, r: RetryInput) =>
     sql`UPDATE ${raw(table(names, 'outbox'))}
 SET lease_owner = NULL, lease_until = ${addMs(r.delayMs)}, last_error = ${r.error},
-  failed_at = CASE WHEN attempts >= ${r.maxAttempts} THEN ${raw(NOW)} ELSE NULL END
+  ${r.refund ? raw('attempts = max(attempts - 1, 0), failed_at = NULL') : sql`failed_at = CASE WHEN attempts >= ${r.maxAttempts} THEN ${raw(NOW)} ELSE NULL END`}
 WHERE id = ${r.id} AND lease_owner = ${r.owner} AND published_at IS NULL`,
   release: (names, ids, owner) =>
     sql`UPDATE ${raw(table(names, 'outbox'))} SET lease_owner = NULL, lease_until = NULL, attempts = max(attempts - 1, 0)

@@ -150,7 +150,9 @@ for (const name of ['amqp', 'nats', 'redis'] as const) {
       const proxy = new TcpProxy(b.host, b.port)
       await proxy.up()
       const publisher = h.publisher(viaPort(b.url, proxy.port))
-      const relay = new Relay({db, tables: names, publisher, batch: 10, backoff: {baseMs: 300, capMs: 300}})
+      // an outage must not use up attempts (the broker took none of the batch: attempts stay 0);
+      // three, for the partly failed batches of a client still reconnecting afterwards
+      const relay = new Relay({db, tables: names, publisher, batch: 10, maxAttempts: 3, backoff: {baseMs: 300, capMs: 300}})
       const first = await seedEvents(db, names, {count: 10})
       expect((await relay.drainOnce()).published).toBe(10)
 
@@ -160,6 +162,7 @@ for (const name of ['amqp', 'nats', 'redis'] as const) {
       expect(down.published).toBe(0)
       expect(down.retried).toBe(10)
       expect(await count(db, names, 'published_at IS NOT NULL')).toBe(10)
+      expect(await count(db, names, 'published_at IS NULL AND failed_at IS NULL AND attempts = 0 AND last_error IS NOT NULL')).toBe(10)
       const whileDown = new Set(await h.received())
       for (const id of second) expect(whileDown.has(id)).toBe(false)
 

@@ -89,7 +89,7 @@ export class AmqpPublisher implements Publisher {
     try {
       opened = await this.connection.get()
     } catch (error) {
-      const result: PublishResult = {ok: false, error: `amqp connect: ${this.describe(error)}`}
+      const result: PublishResult = {ok: false, error: `amqp connect: ${this.describe(error)}`, unreachable: true}
       return events.map(() => result)
     }
     const timeoutMs = this.options.timeoutMs ?? 10_000
@@ -125,7 +125,7 @@ export class AmqpPublisher implements Publisher {
               },
             )
           } catch (error) {
-            done({ok: false, error: `amqp: ${this.describe(error)}`})
+            done({ok: false, error: `amqp: ${this.describe(error)}`, unreachable: CONNECTION_LOST.test(this.describe(error))})
           }
         }),
     )
@@ -145,3 +145,6 @@ export class AmqpPublisher implements Publisher {
     return brokerError(error, this.options.url)
   }
 }
+
+// the connection or channel went away under a publish: the broker, not the event
+const CONNECTION_LOST = /channel (closed|ended)|connection (closed|lost)|ECONNRESET|ECONNREFUSED/i

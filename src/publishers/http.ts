@@ -124,7 +124,7 @@ export class HttpPublisher implements Publisher {
     try {
       response = await fetch(this.target, {method: 'POST', headers, body, signal: AbortSignal.timeout(this.timeoutMs), redirect: 'manual'})
     } catch (error) {
-      return {ok: false, error: `POST ${this.target.origin}${this.target.pathname}: ${describeFetchError(error, this.timeoutMs)}`}
+      return {ok: false, error: `POST ${this.target.origin}${this.target.pathname}: ${describeFetchError(error, this.timeoutMs)}`, unreachable: unreachable(error)}
     }
     if (response.status >= 200 && response.status < 300) {
       // Drain the body so the keep-alive connection goes back to the pool.
@@ -139,6 +139,13 @@ export class HttpPublisher implements Publisher {
   }
 
   async close(): Promise<void> {}
+}
+
+// no connection to the receiver at all (not a request it could not take: a bad header is no outage)
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET'])
+
+function unreachable(error: unknown): boolean {
+  return UNREACHABLE.has(String((error as {cause?: {code?: string}})?.cause?.code ?? ''))
 }
 
 function describeFetchError(error: unknown, timeoutMs: number): string {

@@ -67,7 +67,7 @@ export class NatsPublisher implements Publisher {
     try {
       ;({nc, nats} = await this.connection.get())
     } catch (error) {
-      const result: PublishResult = {ok: false, error: `nats connect: ${this.describe(error)}`}
+      const result: PublishResult = {ok: false, error: `nats connect: ${this.describe(error)}`, unreachable: true}
       return events.map(() => result)
     }
     const js = nc.jetstream()
@@ -82,7 +82,8 @@ export class NatsPublisher implements Publisher {
           await js.publish(subject, codec.encode(event.payload), {msgID: event.id, headers: h, timeout})
           return {ok: true}
         } catch (error) {
-          return {ok: false, error: `nats publish ${subject}: ${this.describe(error)}`}
+          const why = this.describe(error)
+          return {ok: false, error: `nats publish ${subject}: ${why}`, unreachable: CONNECTION_LOST.test(why)}
         }
       }),
     )
@@ -97,3 +98,6 @@ export class NatsPublisher implements Publisher {
     return brokerError(error, this.options.url) + hint
   }
 }
+
+// no answer from the server at all (disconnected, reconnecting: publishes wait, then time out)
+const CONNECTION_LOST = /^TIMEOUT|CONNECTION_CLOSED|DISCONNECT|CONNECTION_REFUSED|ECONNREFUSED/i

@@ -62,7 +62,7 @@ export class RedisPublisher implements Publisher {
     try {
       client = await this.connection.get()
     } catch (error) {
-      const result: PublishResult = {ok: false, error: `redis connect: ${this.describe(error)}`}
+      const result: PublishResult = {ok: false, error: `redis connect: ${this.describe(error)}`, unreachable: true}
       return events.map(() => result)
     }
     const timeout = this.options.timeoutMs ?? 5000
@@ -76,7 +76,8 @@ export class RedisPublisher implements Publisher {
           await withTimeout(client.xAdd(this.stream, '*', fields, trim), timeout, 'XADD')
           return {ok: true}
         } catch (error) {
-          return {ok: false, error: `redis XADD ${this.stream}: ${this.describe(error)}`}
+          const why = this.describe(error)
+          return {ok: false, error: `redis XADD ${this.stream}: ${why}`, unreachable: CONNECTION_LOST.test(why)}
         }
       }),
     )
@@ -96,3 +97,6 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms}ms`)), ms)))
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
 }
+
+// the connection went away under a command: the server, not the event
+const CONNECTION_LOST = /socket closed|client is (offline|closed)|connection (is )?closed|ECONNRESET|ECONNREFUSED/i

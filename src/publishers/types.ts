@@ -3,8 +3,12 @@ import type {ClaimedEvent} from '../relay/claim.js'
 
 export type PublishResult =
   | {ok: true}
-  /** retryable: backoff, then try again (broker down, 429/5xx, timeout) */
-  | {ok: false; error: string; permanent?: false}
+  /**
+   * retryable: backoff, then try again (broker down, 429/5xx, timeout). `unreachable`: no
+   * connection to the broker at all; a batch where every event says so (or the publisher
+   * threw) is an outage, and the relay gives its attempts back instead of using them up.
+   */
+  | {ok: false; error: string; permanent?: false; unreachable?: boolean}
   /** permanent: fail the event now (e.g. HTTP 4xx), with the response recorded */
   | {ok: false; error: string; permanent: true}
 

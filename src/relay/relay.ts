@@ -53,6 +53,8 @@ export interface DrainResult {
   retried: number
   failed: number
   batches: number
+  /** the broker took none of the last batch (it looks down): its attempts were given back */
+  outage?: boolean
 }
 
 const SILENT: RelayLogger = {info() {}, warn() {}, error() {}}
@@ -91,6 +93,9 @@ export class Relay {
   private readonly listen: boolean
   private readonly maxErrorLength: number
   private stopping = false
+  /** batches in a row the broker took none of; the relay waits longer before each next claim */
+  private outages = 0
+  private outageSince = 0
   private running?: Promise<void>
   private listener?: Listener
   /** set once run()'s loops have ended, so a late LISTEN reconnect closes itself */
@@ -166,6 +171,8 @@ export class Relay {
           const part = await this.cycle()
           failures = 0
           if (part === undefined) await this.wakeup.sleep(this.pollMs)
+          // broker down: claim again only after a backoff, or every claim would fail at once
+          else if (part.outage) await this.wakeup.sleep(backoffDelay(this.outages, this.backoff))
           else await nextTurn() // SQLite: let SIGTERM and timers in between batches
         } catch (error) {
           // Database or publisher down: log, back off (capped), and keep going. Leases of a
@@ -261,26 +268,27 @@ export class Relay {
   }
 
   /** The publisher's results, one per event; a publisher that throws fails the whole call (retryably). */
-  private async send(events: ClaimedEvent[]): Promise<PublishResult[]> {
+  private async send(events: ClaimedEvent[]): Promise<Sent[]> {
     try {
       const results = await this.publisher.publish(events)
       if (results.length !== events.length) throw new Error(`publisher ${this.publisher.name} returned ${results.length} results for ${events.length} events`)
       return results
     } catch (error) {
       const message = `${this.publisher.name}: ${errorText(error)}`
-      return events.map(() => ({ok: false, error: message}))
+      return events.map(() => ({ok: false, error: message, transport: true}))
     }
   }
 
-  private async settle(events: ClaimedEvent[], results: PublishResult[]): Promise<DrainResult> {
+  private async settle(events: ClaimedEvent[], results: Sent[]): Promise<DrainResult> {
     const outcome: DrainResult = {published: 0, retried: 0, failed: 0, batches: 1}
     const ok: string[] = []
-    const failures: [ClaimedEvent, PublishResult & {ok: false}][] = []
+    const failures: [ClaimedEvent, Sent & {ok: false}][] = []
     events.forEach((event, i) => {
       const result = results[i]
       if (result.ok) ok.push(event.id)
       else failures.push([event, result])
     })
+    outcome.outage = this.brokerDown(events.length, failures.map(([, result]) => result))
     // No owner check: the broker has the events, so marking is right even when the lease
     // lapsed and another relay is re-sending them (consumers dedupe by id).
     await markPublished(this.db, this.names, ok)
@@ -289,13 +297,15 @@ export class Relay {
     await Promise.all(
       failures.map(async ([event, result]) => {
         const permanent = result.permanent === true
-        const fails = permanent || event.attempts >= this.maxAttempts
+        const fails = !outcome.outage && (permanent || event.attempts >= this.maxAttempts)
         const settled = await retryEvent(this.db, this.names, {
           id: event.id,
           owner: this.owner,
-          delayMs: fails ? 0 : backoffDelay(event.attempts, this.backoff),
+          // an outage: every event of the batch waits as long as the relay does, attempt given back
+          delayMs: outcome.outage ? backoffDelay(this.outages, this.backoff) : fails ? 0 : backoffDelay(event.attempts, this.backoff),
           error: clip(result.error, this.maxErrorLength),
           maxAttempts: permanent ? 0 : this.maxAttempts,
+          refund: outcome.outage,
         })
         if (!settled) {
           this.metrics.leaseLost++
@@ -312,7 +322,35 @@ export class Relay {
     )
     return outcome
   }
+
+  /**
+   * The broker is down when it took nothing of the batch, refused nothing of it for good, and
+   * the connection itself failed on the way (the publisher threw, or said `unreachable`: a
+   * connection lost mid-batch fails the events before it as "channel closed" and those after
+   * as "connect ECONNREFUSED"). A broker that answers, even with errors for every event, is no
+   * outage: those are the events' own attempts. Counts outages in a row, for the pause, and
+   * logs when one starts and ends.
+   */
+  private brokerDown(size: number, failures: (Sent & {ok: false})[]): boolean {
+    const down = failures.length === size && failures.every((f) => f.permanent !== true) && failures.some((f) => f.transport || f.unreachable)
+    if (down) {
+      if (this.outages++ === 0) this.outageSince = performance.now()
+      this.logger.warn('broker took none of the batch; its events keep their attempts, next claim after a backoff', {
+        error: clip(failures[0].error, 300),
+        claimed: size,
+        waitMs: backoffDelay(this.outages, this.backoff),
+        consecutive: this.outages,
+      })
+    } else if (this.outages > 0 && failures.length < size) {
+      this.logger.info('broker back', {afterMs: Math.round(performance.now() - this.outageSince), batches: this.outages})
+      this.outages = 0
+    }
+    return down
+  }
 }
+
+/** A publish result, and whether it came from a publisher that threw (no connection at all). */
+type Sent = PublishResult & {transport?: boolean}
 
 function errorText(error: unknown): string {
   if (error instanceof Error) {
