@@ -114,7 +114,14 @@ export interface Dialect {
    * MySQL: GET_LOCK, given back by `release` (its DDL commits by itself). SQLite has none:
    * BEGIN IMMEDIATE is the lock.
    */
-  readonly initLock?: {take(key: string): Sql; release?(key: string): Sql}
+  readonly initLock?: NamedLock
+  /**
+   * Serialises consumers handling events of one aggregate with checkVersion, so the version
+   * one reads cannot be overtaken by another's uncommitted newer one (both were applied).
+   * PostgreSQL: a transaction-level advisory lock; MySQL: GET_LOCK, given back after the
+   * commit (TransactionOptions.after). SQLite: none, its writers take turns already.
+   */
+  readonly aggregateLock?: NamedLock
   /** a query returning one row per column of the three tables that exist: {table_name, column_name} */
   existingColumns(names: TableNames): Sql
   /** a query returning one row per existing object: {kind, name} */
@@ -279,6 +286,12 @@ export interface Dialect {
    * `updates`: an UPDATE (replay) reads by span too; archive's copy and delete always do.
    */
   readonly rowLocator?: {column: string; onlyByLocator: string; updates: boolean}
+}
+
+/** A lock by name: `take` returns one row, whose `got` is 0 when it was not had in time; `release` where it outlives the transaction. */
+export interface NamedLock {
+  take(key: string): Sql
+  release?(key: string): Sql
 }
 
 /** What a batch summary returns besides its counts (Dialect.batchSummary). */

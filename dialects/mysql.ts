@@ -191,6 +191,7 @@ export const mysql: Dialect = {
   },
   ddl,
   initLock: {take: (key) => sql`SELECT GET_LOCK(${key}, 60) AS got`, release: (key) => sql`SELECT RELEASE_LOCK(${key}) AS released`},
+  aggregateLock: {take: (key) => sql`SELECT GET_LOCK(${key}, 30) AS got`, release: (key) => sql`SELECT RELEASE_LOCK(${key}) AS released`},
   existingObjects,
   existingColumns,
   claim: (names, options) => ({

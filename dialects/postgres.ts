@@ -169,6 +169,7 @@ export const postgres: Dialect = {
   parseTime: (value) => (value == null ? null : value instanceof Date ? value : new Date(String(value))),
   ddl,
   initLock: {take: (key) => sql`SELECT pg_advisory_xact_lock(hashtext(${key})) AS got_lock`},
+  aggregateLock: {take: (key) => sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0)) AS got_lock`},
   existingObjects,
   existingColumns,
   claim: (names, options) => ({kind: 'update-returning', statement: claimStatement(names, options), ordered: true}),

@@ -1,6 +1,7 @@
 // Idempotent consumption: in one local transaction, record (consumer, event id) in the inbox
 // and apply the effect. A duplicate id is skipped; with checkVersion a stale aggregate
 // version (lower than or equal to one already applied) is recorded but not applied.
+import {createHash} from 'node:crypto'
 import type {TableNames} from '../dialects/index.js'
 import {failpoint} from './chaos/failpoints.js'
 import type {Db, Queryable} from './db/index.js'
@@ -40,9 +41,18 @@ export class Consumer {
   async handle(event: ConsumedEvent, effect: (tx: Queryable) => Promise<void>): Promise<ConsumeOutcome> {
     const {dialect} = this.db
     const version = event.aggregateVersion ?? null
+    const checked = Boolean(this.options.checkVersion && version !== null && event.aggregateId)
+    // one aggregate's events are checked one consumer at a time: else two handlers read the
+    // same max version and both apply, the older over the newer
+    const lock = checked ? dialect.aggregateLock : undefined
+    const key = lock && `outbox:${createHash('sha1').update(JSON.stringify([this.options.consumer, event.aggregateType ?? null, event.aggregateId])).digest('hex').slice(0, 40)}`
     return this.db.transaction(async (tx) => {
       let stale = false
-      if (this.options.checkVersion && version !== null && event.aggregateId) {
+      if (lock && key) {
+        const [held] = await tx.query(lock.take(key))
+        if (held && Number(held.got) === 0) throw new Error(`another consumer held aggregate ${event.aggregateId}'s lock for 30 s; the event will be redelivered`)
+      }
+      if (checked && version !== null && event.aggregateId) {
         const [row] = await tx.query<{max_version: number | string | null}>(
           dialect.inboxMaxVersion(this.names, this.options.consumer, event.aggregateType ?? null, event.aggregateId),
         )
@@ -62,6 +72,6 @@ export class Consumer {
       await effect(tx)
       failpoint('consumer.before-commit')
       return 'applied'
-    })
+    }, lock?.release && key ? {after: lock.release(key)} : undefined)
   }
 }

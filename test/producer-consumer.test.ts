@@ -163,5 +163,22 @@ for (const target of matrix) {
       expect(await consumer.handle(v(2, 2), async () => void applied.push(2))).toBe('duplicate')
       expect(applied).toEqual([1, 3])
     })
+
+    // Two handlers at once (a consumer group): v2's effect is slow, v3 comes 100 ms later.
+    // Before, both read max version 1 and both applied, v2's last; now v3 waits for v2's commit.
+    it('with checkVersion, concurrent handlers of one aggregate apply in turn: an older version never lands over a newer', async () => {
+      const consumer = new Consumer(db, {consumer: 'projector-2', tables, checkVersion: true})
+      const v = (n: number, version: number) => ({id: `0190c3c2-0000-7000-8000-00000000020${n}`, aggregateType: 'order', aggregateId: 'order-8', aggregateVersion: version})
+      const state: number[] = []
+      expect(await consumer.handle(v(1, 1), async () => void state.push(1))).toBe('applied')
+      const slow = consumer.handle(v(2, 2), async () => {
+        await new Promise((resolve) => setTimeout(resolve, 400))
+        state.push(2)
+      })
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      const fast = consumer.handle(v(3, 3), async () => void state.push(3))
+      expect(await Promise.all([slow, fast])).toEqual(['applied', 'applied'])
+      expect(state).toEqual([1, 2, 3])
+    })
   })
 }

@@ -112,11 +112,12 @@ export async function openMysql(url: string, options: OpenOptions = {}): Promise
         if (options?.first) await tx.execute(options.first)
         const result = await fn(tx)
         await connection.query('COMMIT')
+        if (options?.after) await tx.query(options.after).catch(() => {})
         connection.release()
         return result
       } catch (error) {
         await connection.query('ROLLBACK').catch(() => {})
-        connection.destroy()
+        connection.destroy() // whatever the session held (GET_LOCK) goes with it
         throw error
       }
     },

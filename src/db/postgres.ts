@@ -86,11 +86,12 @@ export async function openPostgres(url: string, options: OpenOptions = {}): Prom
         await client.query(first ? `BEGIN; ${first.text}` : 'BEGIN')
         const result = await fn(queryable(client))
         await client.query('COMMIT')
+        if (options?.after) await queryable(client).query(options.after).catch(() => {})
         client.release()
         return result
       } catch (error) {
         await client.query('ROLLBACK').catch(() => {})
-        client.release(true)
+        client.release(true) // destroyed: whatever the session held goes with it
         throw error
       }
     },

@@ -107,6 +107,7 @@ export async function openSqlite(url: string, options: OpenOptions = {}): Promis
           if (options?.first) await direct.execute(options.first)
           const result = await fn(direct)
           database.exec('COMMIT')
+          if (options?.after) await direct.query(options.after).catch(() => {})
           return result
         } catch (error) {
           if (database.inTransaction) database.exec('ROLLBACK')

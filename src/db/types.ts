@@ -22,6 +22,11 @@ export interface TransactionOptions {
    * sends it with BEGIN in one round trip
    */
   first?: Sql
+  /**
+   * run on the same connection once the transaction has ended (committed or rolled back), its
+   * error ignored: gives back what outlives a transaction (MySQL's GET_LOCK)
+   */
+  after?: Sql
 }
 
 export interface Db extends Queryable {
