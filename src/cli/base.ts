@@ -44,7 +44,7 @@ export abstract class OutboxCommand extends Command {
       // Commands that clean up on SIGTERM (verify drops its scratch table) get to do so, briefly.
       if (process.listenerCount('SIGTERM') === 0) process.exit(EXIT.usage)
       setTimeout(() => process.exit(EXIT.usage), 5000).unref()
-      process.emit('SIGTERM')
+      process.emit('SIGTERM', 'SIGTERM') // as a real signal does: handlers are given its name
     }, ms).unref()
   }
 

@@ -86,7 +86,13 @@ export function publisherOptions(flags: PublisherFlags, env = process.env): {nam
     case 'amqp':
       return {name, target, options: {url: target, exchange: flags.exchange, timeoutMs}}
     case 'nats':
-      return {name, target, options: {url: target, subjectPrefix: flags['subject-prefix'], stream: flags.stream, timeoutMs}}
+      const prefix = flags['subject-prefix']
+      // the stream takes PREFIX> and each event goes to PREFIX<event_type>: without the dot the
+      // two never meet ("rvl>" is no wildcard over "rvlorder.created"), and every event retried
+      if (prefix !== undefined && prefix !== '' && !prefix.endsWith('.')) {
+        throw new UsageError(`--subject-prefix ${JSON.stringify(prefix)} must end with a dot`, `Use e.g. --subject-prefix ${prefix}.`)
+      }
+      return {name, target, options: {url: target, subjectPrefix: prefix, stream: flags.stream, timeoutMs}}
     case 'redis':
       return {name, target, options: {url: target, stream: flags.stream, timeoutMs}}
   }

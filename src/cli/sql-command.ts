@@ -43,7 +43,7 @@ export function positiveInt(text: string, flag: string, max = 1_000_000): number
 export function nonNegativeInt(text: string, flag: string, max = 1_000_000): number {
   if (!/^\d+$/.test(text.trim())) throw new UsageError(`--${flag} ${JSON.stringify(text)} is not a whole number`, `Use e.g. --${flag} 10`)
   const n = Number(text)
-  if (n > max) throw new UsageError(`--${flag} must be at most ${max}`, `Use e.g. --${flag} 10`)
+  if (n > max) throw new UsageError(`--${flag} must be at most ${max}`, `Use a whole number from 0 to ${max}`)
   return n
 }
 

@@ -1,6 +1,7 @@
 // `outbox relay` as a library call: open the database and the publisher, run the relay
 // (once, or until SIGTERM/SIGINT), serve metrics, and close everything on the way out.
 import type {TableNames} from '../../dialects/index.js'
+import {UsageError} from '../errors.js'
 import {describeDbError, openDb, type Db} from '../db/index.js'
 import {redactUrl} from '../config.js'
 import {createPublisher, type PublisherName, type PublisherOptionsByName} from '../publishers/index.js'
@@ -49,7 +50,11 @@ export async function runRelayService(options: RelayServiceOptions): Promise<Rel
     publisher = await createPublisher(options.publisher, options.publisherOptions as never)
     const relay = new Relay({...options.relay, db, publisher, tables: options.tables, logger})
     if (options.metricsPort !== undefined) {
-      metrics = await serveMetrics({db, names: options.tables, metrics: relay.metrics, port: options.metricsPort, host: options.metricsHost})
+      metrics = await serveMetrics({db, names: options.tables, metrics: relay.metrics, port: options.metricsPort, host: options.metricsHost}).catch((error) => {
+        const code = (error as {code?: string}).code
+        if (code !== 'EADDRINUSE' && code !== 'EACCES') throw error
+        throw new UsageError(`cannot serve metrics on ${options.metricsHost ?? '127.0.0.1'}:${options.metricsPort} (${code === 'EADDRINUSE' ? 'the port is in use' : 'not allowed to bind it'})`, 'Pick another --metrics-port, or 0 for any free one')
+      })
       logger.info('metrics', {url: `http://${options.metricsHost ?? '127.0.0.1'}:${metrics.port}/metrics`})
     }
     logger.info('relay started', {
@@ -99,7 +104,7 @@ async function runUntilSignal(relay: Relay, logger: ReturnType<typeof createLogg
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) {
       logger.warn(`${signal} again: exiting without waiting; unsent leases lapse on their own`)
-      process.exit(130)
+      process.exit(signal === 'SIGTERM' ? 143 : 130)
     }
     stopping = true
     logger.info(`${signal}: stopping after the batch in flight`)
