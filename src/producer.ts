@@ -50,6 +50,14 @@ function adapt(executor: Executor, wanted?: DialectName): {run: Run; dialect: Di
   const query = asFunction(executor, 'query')
   if (query && asFunction(executor, 'escapeIdentifier')) return {dialect: 'postgres', run: (text, values) => query({text, values}) as Promise<unknown>}
   const execute = asFunction(executor, 'execute')
+  // the atomicity is the point: a pool would run the insert on whichever connection is free,
+  // committed on its own; a callback connection returns no promise, so a failure goes unseen
+  if (execute && query && asFunction(executor, 'getConnection')) {
+    throw new UsageError('writeEvent was given a connection pool', 'Pass the connection your transaction runs on (await pool.getConnection(), then beginTransaction)')
+  }
+  if (execute && query && asFunction(executor, 'promise')) {
+    throw new UsageError('writeEvent was given a mysql2 callback connection', 'Pass connection.promise(), or a connection from mysql2/promise')
+  }
   if (execute && query) return {dialect: wanted ?? 'mysql', run: (text, params) => execute(text, params) as Promise<unknown>}
   if (asFunction(executor, 'prepare') && asFunction(executor, 'pragma')) {
     throw new UsageError('better-sqlite3 is synchronous', 'Use writeEventSync(database, event) inside database.transaction(...)')
