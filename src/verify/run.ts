@@ -96,7 +96,8 @@ function scratchNames(db: Db, schema?: string): TableNames {
 
 async function createScratch(db: Db, names: TableNames, url: string): Promise<void> {
   try {
-    for (const statement of db.dialect.ddl(names, {inbox: false, archive: false})) {
+    // a fresh table: its own CREATE TABLE makes the indexes the repair statements are for
+    for (const statement of db.dialect.ddl(names, {inbox: false, archive: false}).filter((s) => !s.repairOnly)) {
       if (statement.kind === 'schema') continue // the schema must exist; verify creates only its table
       await db.execute(sql`${raw(statement.sql.replace(/;\s*$/, ''))}`)
     }
