@@ -99,6 +99,20 @@ describe('http publisher', () => {
     })
   })
 
+  it('binary mode percent-encodes ce-* values (CloudEvents HTTP binding); a request fetch cannot build fails for good', async () => {
+    const s = await server(() => ({status: 200}))
+    const publisher = new HttpPublisher({target: s.url, mode: 'binary'})
+    const unicode = event(3, {aggregateId: '订单-1 "Zürich" 100%'})
+    const broken = event(4, {headers: '{"traceparent":"00-abc\\r\\nX-Injected: 1"}'})
+    const [sent, refused] = await publisher.publish([unicode, broken])
+    await s.close()
+    expect(sent).toEqual({ok: true})
+    expect(refused).toMatchObject({ok: false, permanent: true, error: expect.stringContaining('cannot be sent as it is')})
+    expect(s.received).toHaveLength(1)
+    expect(s.received[0].headers['ce-subject']).toBe('%E8%AE%A2%E5%8D%95-1%20%22Z%C3%BCrich%22%20100%25')
+    expect(decodeURIComponent(String(s.received[0].headers['ce-subject']))).toBe('订单-1 "Zürich" 100%')
+  })
+
   it('classifies answers per event: 2xx ok, 429/5xx/timeout/refused retryable, other 4xx permanent with the body', async () => {
     const byId: Record<string, {status: number; body?: string; delayMs?: number}> = {
       [event(1).id]: {status: 204},

@@ -66,7 +66,17 @@ function binaryHeaders(event: ClaimedEvent, source: string): Record<string, stri
     const name = extensionName(key)
     if (name) h[`ce-${name}`] = value
   }
+  for (const name of Object.keys(h)) if (name.startsWith('ce-')) h[name] = percentEncoded(h[name])
   return h
+}
+
+/**
+ * A ce-* header value as the CloudEvents HTTP binding (3.1.3.2) writes it: space, '"', '%' and
+ * everything outside printable ASCII percent-encoded as UTF-8. Raw, an aggregate id such as
+ * '订单-1' made fetch refuse the request on every attempt, and 'Zürich-1' went out as Latin-1.
+ */
+function percentEncoded(value: string): string {
+  return value.replace(/[^\u0021\u0023\u0024\u0026-\u007e]/gu, (ch) => (ch.length === 1 && ch >= '\ud800' && ch <= '\udfff' ? '%EF%BF%BD' : encodeURIComponent(ch)))
 }
 
 export class HttpPublisher implements Publisher {
@@ -124,7 +134,10 @@ export class HttpPublisher implements Publisher {
     try {
       response = await fetch(this.target, {method: 'POST', headers, body, signal: AbortSignal.timeout(this.timeoutMs), redirect: 'manual'})
     } catch (error) {
-      return {ok: false, error: `POST ${this.target.origin}${this.target.pathname}: ${describeFetchError(error, this.timeoutMs)}`, unreachable: unreachable(error)}
+      const why = `POST ${this.target.origin}${this.target.pathname}: ${describeFetchError(error, this.timeoutMs)}`
+      // a request fetch refuses to build (a header value with CR/LF, say) fails the same way every time
+      if (error instanceof TypeError && !(error as {cause?: unknown}).cause) return {ok: false, error: `${why} (the request cannot be sent as it is)`, permanent: true}
+      return {ok: false, error: why, unreachable: unreachable(error)}
     }
     if (response.status >= 200 && response.status < 300) {
       // Drain the body so the keep-alive connection goes back to the pool.
