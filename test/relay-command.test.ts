@@ -145,6 +145,8 @@ describe('outbox relay (sqlite)', () => {
     await r.close()
     expect(run.code).toBe(1)
     expect(run.stderr).toContain('outbox: 1 event(s) left retrying, 0 failed')
+    // the batch line says why, not only how many
+    expect(run.stderr).toMatch(/ info +batch claimed=3 published=2 retried=1 .*error="?HTTP 503/)
     expect(await count(db, names, 'published_at IS NOT NULL')).toBe(2)
   })
 

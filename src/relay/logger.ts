@@ -1,6 +1,7 @@
 // Relay logs on stderr (stdout may carry events): plain "time level msg k=v" lines, or one
 // JSON object per line with --log-format json. Secrets (URL passwords) are scrubbed.
 import {redactSecrets} from '../config.js'
+import {printable} from '../text.js'
 import type {RelayLogger} from './relay.js'
 
 export type LogFormat = 'text' | 'json'
@@ -29,7 +30,8 @@ export function createLogger(options: LoggerOptions = {}): RelayLogger {
     if (level === 'info' && options.quiet) return
     const time = new Date().toISOString()
     const line = options.format === 'json' ? JSON.stringify({time, level, msg, ...fields}) : `${time} ${level.padEnd(5)} ${msg}${fields && Object.keys(fields).length ? ' ' + kv(fields) : ''}`
-    stream.write(scrub(line) + '\n')
+    // error texts come from brokers and receivers: their control characters are shown, not sent
+    stream.write(printable(scrub(line)) + '\n')
   }
   return {
     info: (msg, fields) => write('info', msg, fields),

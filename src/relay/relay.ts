@@ -253,6 +253,8 @@ export class Relay {
       this.logger.warn('publishing took longer than the lease; another relay may have sent these events too', {ms: Math.round(elapsed), leaseMs: this.claim.leaseMs})
     }
     const outcome = await this.settle(sent, results)
+    // why events were retried or failed: the first reason (each event's own is in last_error)
+    const reason = results.find((r): r is Sent & {ok: false} => !r.ok)?.error
     failpoint('relay.after-mark')
     const ms = performance.now() - started
     this.metrics.observeBatch(ms / 1000)
@@ -263,6 +265,7 @@ export class Relay {
       failed: outcome.failed,
       released: released || undefined,
       ms: Math.round(ms * 10) / 10,
+      error: reason === undefined ? undefined : clip(reason, 200),
     })
     return outcome
   }
