@@ -11,7 +11,7 @@ export default class RelayCommand extends OutboxCommand {
   static override summary = 'Run the relay: claim events, publish them to a broker, mark them, back off and fail after a threshold'
   static override description = `Claims up to --batch events at a time (SKIP LOCKED leases on the database clock), publishes them, marks the acknowledged ones published in one UPDATE, and schedules each failure for a retry with exponential backoff, failing it once it reaches --max-attempts. Run as many relays as you like, on any number of machines: they coordinate through the database only.
 
---once drains what is deliverable now and exits 0 when nothing is left retrying or failed, 1 when events are left retrying (waiting out a backoff) or failed (for CI); events other relays hold at that moment are theirs to report. Without --once it runs until SIGTERM or SIGINT, then finishes the batch in flight, hands back the leases it has not sent, and exits. Logs go to stderr, one line per batch (JSON with --log-format json).`
+--once drains what is deliverable now and exits 0 when nothing is left retrying or failed, 1 when events are left retrying (waiting out a backoff) or failed (for CI); events other relays hold at that moment are theirs to report. SIGTERM or SIGINT stops --once too, after the batch in flight, with exit 143 or 130. Without --once it runs until SIGTERM or SIGINT, then finishes the batch in flight, hands back the leases it has not sent, and exits. Logs go to stderr, one line per batch (JSON with --log-format json).`
   static override examples = [
     '<%= config.bin %> relay --url postgres://app@db/app --publisher http --target https://events.example.com/ingest',
     '<%= config.bin %> relay --url sqlite:./app.db --publisher stdout --once > events.jsonl',
@@ -85,7 +85,8 @@ export default class RelayCommand extends OutboxCommand {
     })
     if (result.exitCode !== 0) {
       if (this.jsonEnabled()) this.logJson(result)
-      else process.stderr.write(`outbox: ${result.backlog?.retrying ?? 0} event(s) left retrying, ${result.backlog?.failed ?? 0} failed. See: outbox status, outbox failed\n`)
+      else if (result.exitCode === 1) process.stderr.write(`outbox: ${result.backlog?.retrying ?? 0} event(s) left retrying, ${result.backlog?.failed ?? 0} failed. See: outbox status, outbox failed\n`)
+      else process.stderr.write(`outbox: stopped by a signal after the batch in flight; ${result.backlog?.pending ?? 0} event(s) still pending. Run it again to go on\n`)
       this.exit(result.exitCode)
     }
     return result

@@ -2,6 +2,10 @@
 
 export const EXIT = {ok: 0, check: 1, usage: 2} as const
 
+/** Work stopped by a signal before it was done: 128 + the signal's number. */
+export const SIGNAL_EXIT = {SIGINT: 130, SIGTERM: 143} as const
+export type StopSignal = keyof typeof SIGNAL_EXIT
+
 export class OutboxError extends Error {
   constructor(
     message: string,

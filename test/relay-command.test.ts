@@ -137,6 +137,21 @@ describe('outbox relay (sqlite)', () => {
     expect(await count(db, names, 'published_at IS NULL AND lease_owner IS NOT NULL')).toBe(0)
   })
 
+  it('--once stops on SIGTERM after the batch in flight too, hands back the rest and exits 143', async () => {
+    await db.execute(sql`DELETE FROM ${raw(db.dialect.table(names, 'outbox'))}`)
+    const total = 100_000
+    await seedEvents(db, names, {count: total, stepMs: 1})
+    const relay = start([...base(), '--publisher', 'stdout', '--log-format', 'json', '--once'])
+    await until(() => relay.stderr().includes('"msg":"batch"'), 30_000, 'the first batch')
+    relay.child.kill('SIGTERM')
+    const run = await relay.done
+    expect(run.code, run.stderr).toBe(143)
+    expect(run.stderr).toContain('SIGTERM: stopping after the batch in flight')
+    expect(run.stderr).toMatch(/^outbox: stopped by a signal after the batch in flight; \d+ event\(s\) still pending/m)
+    expect(await count(db, names, 'published_at IS NOT NULL')).toBeLessThan(total)
+    expect(await count(db, names, 'published_at IS NULL AND lease_owner IS NOT NULL')).toBe(0)
+  })
+
   it('--once exits 1 when events are left retrying (in backoff)', async () => {
     await db.execute(sql`DELETE FROM ${raw(db.dialect.table(names, 'outbox'))}`)
     const ids = await seedEvents(db, names, {count: 3})

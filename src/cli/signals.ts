@@ -3,8 +3,9 @@
 // once. The exit code then says the work did not finish: 128 + the signal's number.
 import {hasTimedOut} from './base.js'
 
-export const SIGNAL_EXIT = {SIGINT: 130, SIGTERM: 143} as const
-export type StopSignal = keyof typeof SIGNAL_EXIT
+import {SIGNAL_EXIT, type StopSignal} from '../errors.js'
+
+export {SIGNAL_EXIT, type StopSignal}
 
 export interface SignalStop {
   signal: AbortSignal

@@ -1,7 +1,7 @@
 // `outbox relay` as a library call: open the database and the publisher, run the relay
 // (once, or until SIGTERM/SIGINT), serve metrics, and close everything on the way out.
 import type {TableNames} from '../../dialects/index.js'
-import {UsageError} from '../errors.js'
+import {SIGNAL_EXIT, UsageError, type StopSignal} from '../errors.js'
 import {describeDbError, openDb, type Db} from '../db/index.js'
 import {redactUrl} from '../config.js'
 import {createPublisher, type PublisherName, type PublisherOptionsByName} from '../publishers/index.js'
@@ -30,8 +30,8 @@ export interface RelayServiceOptions<N extends PublisherName = PublisherName> {
 export interface RelayServiceResult extends DrainResult {
   /** what is left in the outbox afterwards (always read for --once) */
   backlog?: Backlog
-  /** 0: nothing left retrying or failed; 1: events left retrying (in backoff) or failed (--once only) */
-  exitCode: 0 | 1
+  /** 0 done, 1 events left retrying or failed (--once), 130/143 stopped by SIGINT/SIGTERM (--once) */
+  exitCode: number
 }
 
 export async function runRelayService(options: RelayServiceOptions): Promise<RelayServiceResult> {
@@ -77,12 +77,15 @@ export async function runRelayService(options: RelayServiceOptions): Promise<Rel
       })
     }
     if (options.once) {
+      // a deploy or a cancelled CI job stops --once too: the batch in flight finishes, the rest is handed back
+      const stop = stopOnSignals(relay, logger, stopSignals)
       const result = await relay.drainOnce().catch((error) => {
         throw describeDbError(error, options.url, {table})
       })
       const backlog = await relayBacklog(db, options.tables)
       // Events other relays hold right now are theirs to report; ours is what is left retrying or failed.
-      const exitCode = backlog.retrying === 0 && backlog.failed === 0 ? 0 : 1
+      const stopped = stop.received()
+      const exitCode = stopped ? SIGNAL_EXIT[stopped] : backlog.retrying === 0 && backlog.failed === 0 ? 0 : 1
       logger.info('drained', {...result, pending: backlog.pending, retrying: backlog.retrying, in_flight: backlog.inFlight, failed_total: backlog.failed})
       return {...result, backlog, exitCode}
     }
@@ -99,14 +102,14 @@ export async function runRelayService(options: RelayServiceOptions): Promise<Rel
 }
 
 /** First SIGTERM/SIGINT: graceful stop. A second one: exit now (leases lapse on their own). */
-async function runUntilSignal(relay: Relay, logger: ReturnType<typeof createLogger>, cleanups: (() => void)[]): Promise<void> {
-  let stopping = false
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) {
+function stopOnSignals(relay: Relay, logger: ReturnType<typeof createLogger>, cleanups: (() => void)[]): {received: () => StopSignal | undefined} {
+  let received: StopSignal | undefined
+  const onSignal = (signal: StopSignal) => {
+    if (received) {
       logger.warn(`${signal} again: exiting without waiting; unsent leases lapse on their own`)
-      process.exit(signal === 'SIGTERM' ? 143 : 130)
+      process.exit(SIGNAL_EXIT[signal])
     }
-    stopping = true
+    received = signal
     logger.info(`${signal}: stopping after the batch in flight`)
     void relay.stop()
   }
@@ -114,6 +117,11 @@ async function runUntilSignal(relay: Relay, logger: ReturnType<typeof createLogg
     process.on(signal, onSignal)
     cleanups.push(() => process.off(signal, onSignal))
   }
+  return {received: () => received}
+}
+
+async function runUntilSignal(relay: Relay, logger: ReturnType<typeof createLogger>, cleanups: (() => void)[]): Promise<void> {
+  stopOnSignals(relay, logger, cleanups)
   await relay.start()
 }
 
