@@ -202,7 +202,7 @@ export const mysql: Dialect = {
   }),
   claimScript,
   markPublished: (names, ids) =>
-    sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL
+    sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL, failed_at = NULL
 WHERE id IN (${idList(ids)}) AND published_at IS NULL`,
   retry: (names, r: RetryInput) =>
     sql`UPDATE ${raw(table(names, 'outbox'))}

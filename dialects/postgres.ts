@@ -175,7 +175,7 @@ export const postgres: Dialect = {
   claim: (names, options) => ({kind: 'update-returning', statement: claimStatement(names, options), ordered: true}),
   claimScript: (names, options) => `${inline(claimStatement(names, options), literal)};`,
   markPublished: (names, ids) =>
-    sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL
+    sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL, failed_at = NULL
 WHERE id = ANY(${ids}::uuid[]) AND published_at IS NULL`,
   retry: (names, r: RetryInput) =>
     sql`UPDATE ${raw(table(names, 'outbox'))}

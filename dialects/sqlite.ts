@@ -156,7 +156,7 @@ WHERE m.type = 'table' AND m.name IN (SELECT value FROM json_each(${wanted}))`
   // RETURNING order is arbitrary in SQLite; the relay sorts on the client.
   claimScript: (names, options) => `${inline(claimStatement(names, options), literal)};`,
   markPublished: (names, ids) =>
-    sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL
+    sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL, failed_at = NULL
 WHERE id IN (SELECT value FROM json_each(${idsJson(ids)})) AND published_at IS NULL`,
   retry: (names, r: RetryInput) =>
     sql`UPDATE ${raw(table(names, 'outbox'))}

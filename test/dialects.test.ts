@@ -115,6 +115,20 @@ for (const target of matrix) {
       expect(await count(db, names, 'published_at IS NOT NULL')).toBe(2)
     })
 
+    // The slow relay's broker did take the event after the new owner had given up on it for
+    // good: its late mark must not leave the row both published and failed (archive, which
+    // takes published and not failed rows, would never move it)
+    it('a late mark of an event another relay failed meanwhile leaves it published, not failed', async () => {
+      const [id] = await fresh(1)
+      await claimBatch(db, names, opts({leaseMs: 1, owner: 'slow'}))
+      await sleep(30)
+      await claimBatch(db, names, opts({owner: 'fast'}))
+      expect(await retryEvent(db, names, {id, owner: 'fast', delayMs: 0, error: 'HTTP 422', maxAttempts: 0})).toBe(true)
+      expect(await count(db, names, 'failed_at IS NOT NULL')).toBe(1)
+      expect(await markPublished(db, names, [id])).toBe(1)
+      expect(await count(db, names, 'published_at IS NOT NULL AND failed_at IS NULL')).toBe(1)
+    })
+
     it('published events are never claimed again', async () => {
       const ids = await fresh(3)
       const claimed = await claimBatch(db, names, opts({batch: 3}))

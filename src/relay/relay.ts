@@ -293,7 +293,8 @@ export class Relay {
     })
     outcome.outage = this.brokerDown(events.length, failures.map(([, result]) => result))
     // No owner check: the broker has the events, so marking is right even when the lease
-    // lapsed and another relay is re-sending them (consumers dedupe by id).
+    // lapsed and another relay is re-sending them (consumers dedupe by id), or has failed
+    // them meanwhile (the mark clears failed_at: delivered is delivered).
     await markPublished(this.db, this.names, ok)
     outcome.published = ok.length
     this.metrics.published += ok.length
