@@ -215,7 +215,7 @@ function exportColumns(ctx: OpsContext) {
   return [...ALL_COLUMNS.filter((c) => c !== 'id' && c !== 'event_type'), ...exact]
 }
 
-/** One line of the export: the event as `outbox failed show --json` prints it, its times to the microsecond where stored so. */
+/** One line of the export: the event's columns under failed show --json's names, its times to the microsecond where stored so. */
 function exportedEvent(ctx: OpsContext, row: BatchRow): StoredEvent {
   const event = toStoredEvent(ctx.db.dialect, row)
   const exact = (c: (typeof TIME_COLUMNS)[number]) => exactIso(row[`${c}_text`])
