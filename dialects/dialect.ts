@@ -107,21 +107,13 @@ export interface Dialect {
 
   ddl(names: TableNames, options: DdlOptions): DdlStatement[]
   /**
-   * Serialises `init --apply` runs on one set of tables (a deploy may start several at once,
-   * and PostgreSQL's CREATE ... IF NOT EXISTS can still collide in its catalog): `take(key)`
-   * runs first in applyInit's transaction and returns one row; a `got` of 0 means the lock was
-   * not had in time. PostgreSQL: a transaction-level advisory lock (its DDL is transactional);
-   * MySQL: GET_LOCK, given back by `release` (its DDL commits by itself). SQLite has none:
-   * BEGIN IMMEDIATE is the lock.
+   * A lock by name that holds until the end of the transaction it is taken in (runUnderLock):
+   * `init --apply` run by a deploy's replicas at once, consumers checking one aggregate's
+   * versions. PostgreSQL: a transaction-level advisory lock; MySQL: GET_LOCK, a session lock
+   * given back by `release` after the commit. SQLite has none: its writers take turns already
+   * (BEGIN IMMEDIATE).
    */
-  readonly initLock?: NamedLock
-  /**
-   * Serialises consumers handling events of one aggregate with checkVersion, so the version
-   * one reads cannot be overtaken by another's uncommitted newer one (both were applied).
-   * PostgreSQL: a transaction-level advisory lock; MySQL: GET_LOCK, given back after the
-   * commit (TransactionOptions.after). SQLite: none, its writers take turns already.
-   */
-  readonly aggregateLock?: NamedLock
+  readonly namedLock?: NamedLock
   /** a query returning one row per column of the three tables that exist: {table_name, column_name} */
   existingColumns(names: TableNames): Sql
   /** a query returning one row per existing object: {kind, name} */
@@ -158,6 +150,8 @@ export interface Dialect {
   isLockTimeout(error: unknown): boolean
   /** the database chose this transaction as a deadlock victim (it rolled back; safe to rerun) */
   isDeadlock(error: unknown): boolean
+  /** a unique-key violation (PostgreSQL 23505, MySQL ER_DUP_ENTRY 1062, SQLite's primary-key constraint) */
+  isDuplicateKey(error: unknown): boolean
   /** the current transaction's isolation level as column `level` (MySQL/MariaDB: the variable's name differs); undefined on SQLite */
   isolationLevel(version: string): Sql | undefined
   /** the statement's plan (EXPLAIN / EXPLAIN QUERY PLAN) */
@@ -288,9 +282,9 @@ export interface Dialect {
   readonly rowLocator?: {column: string; onlyByLocator: string; updates: boolean}
 }
 
-/** A lock by name: `take` returns one row, whose `got` is 0 when it was not had in time; `release` where it outlives the transaction. */
+/** Dialect.namedLock: `take` returns one row, whose `got` is 0 when the lock was not had within waitSeconds; `release` where it outlives the transaction. */
 export interface NamedLock {
-  take(key: string): Sql
+  take(key: string, waitSeconds: number): Sql
   release?(key: string): Sql
 }
 

@@ -190,8 +190,7 @@ export const mysql: Dialect = {
     return new Date(`${String(value).replace(' ', 'T')}Z`)
   },
   ddl,
-  initLock: {take: (key) => sql`SELECT GET_LOCK(${key}, 60) AS got`, release: (key) => sql`SELECT RELEASE_LOCK(${key}) AS released`},
-  aggregateLock: {take: (key) => sql`SELECT GET_LOCK(${key}, 30) AS got`, release: (key) => sql`SELECT RELEASE_LOCK(${key}) AS released`},
+  namedLock: {take: (key, waitSeconds) => sql`SELECT GET_LOCK(${key}, ${waitSeconds}) AS got`, release: (key) => sql`SELECT RELEASE_LOCK(${key}) AS released`},
   existingObjects,
   existingColumns,
   claim: (names, options) => ({
@@ -241,6 +240,7 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   lockTimeout: (ms) => sql`SET SESSION innodb_lock_wait_timeout = ${raw(String(Math.max(1, Math.ceil(ms / 1000))))}`,
   isLockTimeout: (error) => (error as {errno?: number})?.errno === 1205,
   isDeadlock: (error) => (error as {errno?: number})?.errno === 1213,
+  isDuplicateKey: (error) => (error as {errno?: number})?.errno === 1062,
   // MySQL 8 removed tx_isolation; MariaDB 10.11 has only tx_isolation.
   isolationLevel: (version) => sql`SELECT ${raw(isMariaDb(version) ? '@@tx_isolation' : '@@transaction_isolation')} AS level`,
   explain: (statement) => sql`EXPLAIN ${statement}`,

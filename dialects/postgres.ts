@@ -168,8 +168,8 @@ export const postgres: Dialect = {
   timeParam: (date) => date.toISOString(),
   parseTime: (value) => (value == null ? null : value instanceof Date ? value : new Date(String(value))),
   ddl,
-  initLock: {take: (key) => sql`SELECT pg_advisory_xact_lock(hashtext(${key})) AS got_lock`},
-  aggregateLock: {take: (key) => sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0)) AS got_lock`},
+  // waits as long as the session's lock_timeout allows; released by the transaction's end
+  namedLock: {take: (key) => sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0)) AS got_lock`},
   existingObjects,
   existingColumns,
   claim: (names, options) => ({kind: 'update-returning', statement: claimStatement(names, options), ordered: true}),
@@ -210,6 +210,7 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   lockTimeout: (ms) => sql`SET LOCAL lock_timeout = ${raw(`'${positiveMs(ms)}ms'`)}`,
   isLockTimeout: (error) => (error as {code?: string})?.code === '55P03',
   isDeadlock: (error) => (error as {code?: string})?.code === '40P01',
+  isDuplicateKey: (error) => (error as {code?: string})?.code === '23505',
   isolationLevel: () => sql`SELECT current_setting('transaction_isolation') AS level`,
   explain: (statement) => sql`EXPLAIN ${statement}`,
   analyzeRows: {

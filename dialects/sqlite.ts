@@ -191,6 +191,7 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   lockTimeout: () => undefined,
   isLockTimeout: (error) => /^SQLITE_BUSY/.test(String((error as {code?: string})?.code ?? '')),
   isDeadlock: () => false,
+  isDuplicateKey: (error) => (error as {code?: string})?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY',
   isolationLevel: () => undefined,
   explain: (statement) => sql`EXPLAIN QUERY PLAN ${statement}`,
   analyze: (names) => sql`ANALYZE ${raw(table(names, 'outbox'))}`,

@@ -5,6 +5,7 @@ import {createHash} from 'node:crypto'
 import type {TableNames} from '../dialects/index.js'
 import {failpoint} from './chaos/failpoints.js'
 import type {Db, Queryable} from './db/index.js'
+import {runUnderLock} from './db/lock.js'
 import {UsageError} from './errors.js'
 import {resolveTables} from './schema.js'
 
@@ -41,22 +42,14 @@ export class Consumer {
   async handle(event: ConsumedEvent, effect: (tx: Queryable) => Promise<void>): Promise<ConsumeOutcome> {
     const {dialect} = this.db
     const version = event.aggregateVersion ?? null
-    const checked = Boolean(this.options.checkVersion && version !== null && event.aggregateId)
-    // one aggregate's events are checked one consumer at a time: else two handlers read the
-    // same max version and both apply, the older over the newer
-    const lock = checked ? dialect.aggregateLock : undefined
-    const key = lock && `outbox:${createHash('sha1').update(JSON.stringify([this.options.consumer, event.aggregateType ?? null, event.aggregateId])).digest('hex').slice(0, 40)}`
-    return this.db.transaction(async (tx) => {
+    const checked = this.options.checkVersion && version !== null && event.aggregateId ? {version, aggregateId: event.aggregateId} : undefined
+    const handle = async (tx: Queryable): Promise<ConsumeOutcome> => {
       let stale = false
-      if (lock && key) {
-        const [held] = await tx.query(lock.take(key))
-        if (held && Number(held.got) === 0) throw new Error(`another consumer held aggregate ${event.aggregateId}'s lock for 30 s; the event will be redelivered`)
-      }
-      if (checked && version !== null && event.aggregateId) {
+      if (checked) {
         const [row] = await tx.query<{max_version: number | string | null}>(
-          dialect.inboxMaxVersion(this.names, this.options.consumer, event.aggregateType ?? null, event.aggregateId),
+          dialect.inboxMaxVersion(this.names, this.options.consumer, event.aggregateType ?? null, checked.aggregateId),
         )
-        stale = row?.max_version != null && Number(row.max_version) >= version
+        stale = row?.max_version != null && Number(row.max_version) >= checked.version
       }
       const inserted = await tx.execute(
         dialect.inboxInsert(this.names, {
@@ -72,6 +65,11 @@ export class Consumer {
       await effect(tx)
       failpoint('consumer.before-commit')
       return 'applied'
-    }, lock?.release && key ? {after: lock.release(key)} : undefined)
+    }
+    if (!checked) return this.db.transaction(handle)
+    // one aggregate's events are checked one consumer at a time: else two handlers read the
+    // same max version and both apply, the older over the newer
+    const key = `outbox:${createHash('sha1').update(JSON.stringify([this.options.consumer, event.aggregateType ?? null, checked.aggregateId])).digest('hex').slice(0, 40)}`
+    return runUnderLock(this.db, {key, waitSeconds: 30, busy: `another consumer of aggregate ${checked.aggregateId}`}, handle)
   }
 }

@@ -3,7 +3,8 @@ import type {DdlOptions, DdlStatement, Dialect, TableNames} from '../dialects/in
 import {raw, sql} from '../dialects/index.js'
 import {createHash} from 'node:crypto'
 import type {Db, Queryable} from './db/index.js'
-import {ConnectionError, UsageError} from './errors.js'
+import {runUnderLock} from './db/lock.js'
+import {UsageError} from './errors.js'
 import {ALL_COLUMNS} from './ops/events.js'
 
 export interface InitOptions extends DdlOptions {}
@@ -30,38 +31,29 @@ export function renderInitScript(dialect: Dialect, statements: DdlStatement[]): 
 
 /**
  * Creates what is missing (an index dropped from an existing table too), reports each object as
- * created or already there. Runs under the dialect's initLock, so parallel runs (a deploy's
+ * created or already there. Runs under the dialect's named lock, so parallel runs (a deploy's
  * replicas) do the work once and the others find it done.
  */
 export async function applyInit(db: Db, names: TableNames, options: InitOptions): Promise<InitResult> {
   const statements = initPlan(db.dialect, names, options)
-  const lock = db.dialect.initLock
-  const lockKey = `outbox init ${createHash('sha1').update(db.dialect.table(names, 'outbox')).digest('hex').slice(0, 16)}`
-  return db.transaction(async (tx) => {
-    if (lock) {
-      const [row] = await tx.query(lock.take(lockKey))
-      if (row && Number(row.got) === 0) throw new ConnectionError('another outbox init on these tables held its lock for 60 s', 'Run it again once that one is done')
-    }
-    try {
-      const before = await existing(tx, db.dialect, names)
-      await checkShapes(tx, db.dialect, names, before)
-      const applied: AppliedStatement[] = []
-      const created = new Set<string>()
-      for (const statement of statements) {
-        const key = `${statement.kind}:${statement.name}`
-        if (before.has(key)) {
-          applied.push({...statement, status: 'exists'})
-          continue
-        }
-        // a repair statement's index came with its table, created in this run: reported, not run
-        if (!(statement.repairOnly && created.has(`table:${statement.table}`))) await tx.execute(sql`${raw(statement.sql.replace(/;\s*$/, ''))}`)
-        created.add(key)
-        applied.push({...statement, status: 'created'})
+  const key = `outbox init ${createHash('sha1').update(db.dialect.table(names, 'outbox')).digest('hex').slice(0, 16)}`
+  return runUnderLock(db, {key, waitSeconds: 60, busy: 'another outbox init on these tables'}, async (tx) => {
+    const before = await existing(tx, db.dialect, names)
+    await checkShapes(tx, db.dialect, names, before)
+    const applied: AppliedStatement[] = []
+    const created = new Set<string>()
+    for (const statement of statements) {
+      const key = `${statement.kind}:${statement.name}`
+      if (before.has(key)) {
+        applied.push({...statement, status: 'exists'})
+        continue
       }
-      return {dialect: db.dialect.name, upToDate: applied.every((s) => s.status === 'exists'), statements: applied}
-    } finally {
-      if (lock?.release) await tx.query(lock.release(lockKey))
+      // a repair statement's index came with its table, created in this run: reported, not run
+      if (!(statement.repairOnly && created.has(`table:${statement.table}`))) await tx.execute(sql`${raw(statement.sql.replace(/;\s*$/, ''))}`)
+      created.add(key)
+      applied.push({...statement, status: 'created'})
     }
+    return {dialect: db.dialect.name, upToDate: applied.every((s) => s.status === 'exists'), statements: applied}
   })
 }
 

@@ -197,7 +197,7 @@ async function moveAll(ctx: OpsContext, where: Where, options: ArchiveOptions, o
     })
     return {result: done(progress)}
   } catch (error) {
-    if (mode.replacing || options.delete || !isDuplicateKey(error)) throw error
+    if (mode.replacing || options.delete || !db.dialect.isDuplicateKey(error)) throw error
     return {result: done(committed), conflict: error}
   }
 }
@@ -220,12 +220,6 @@ function exportedEvent(ctx: OpsContext, row: BatchRow): StoredEvent {
   const event = toStoredEvent(ctx.db.dialect, row)
   const exact = (c: (typeof TIME_COLUMNS)[number]) => exactIso(row[`${c}_text`])
   return {...event, createdAt: exact('created_at') ?? event.createdAt, publishedAt: exact('published_at'), leaseUntil: exact('lease_until'), failedAt: exact('failed_at')}
-}
-
-/** A unique-key violation: PostgreSQL 23505, MySQL ER_DUP_ENTRY (1062), SQLite's primary-key constraint. */
-function isDuplicateKey(error: unknown): boolean {
-  const e = (error ?? {}) as {code?: string; errno?: number}
-  return e.code === '23505' || e.errno === 1062 || e.code === 'ER_DUP_ENTRY' || e.code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
 }
 
 /** Fails fast (before connecting or planning) when --to-file could not be written. */

@@ -24,7 +24,7 @@ export async function listFailed(db: Db, names: TableNames, filter: FailedFilter
   let q = k.selectFrom(names.outbox).where(sql<SqlBool>`published_at IS NULL AND failed_at IS NOT NULL`)
   if (filter.types?.length) q = q.where('event_type', 'in', filter.types)
   if (filter.since !== undefined) {
-    const since = await pointInTime(filter.since, 'since', typeof filter.since === 'string' ? await databaseNow(db) : new Date(0))
+    const since = filter.since instanceof Date ? filter.since : await pointInTime(filter.since, 'since', await databaseNow(db))
     q = q.where('failed_at', '>=', db.dialect.timeParam(since))
   }
   const [counted, rows] = await Promise.all([
