@@ -1,7 +1,8 @@
 // `outbox relay` as a library call: open the database and the publisher, run the relay
 // (once, or until SIGTERM/SIGINT), serve metrics, and close everything on the way out.
 import type {TableNames} from '../../dialects/index.js'
-import {SIGNAL_EXIT, UsageError, type StopSignal} from '../errors.js'
+import {SIGNAL_EXIT, UsageError} from '../errors.js'
+import {onStopSignals, type StopSignals} from '../stop-signals.js'
 import {describeDbError, openDb, type Db} from '../db/index.js'
 import {redactUrl} from '../config.js'
 import {createPublisher, type PublisherName, type PublisherOptionsByName} from '../publishers/index.js'
@@ -84,7 +85,7 @@ export async function runRelayService(options: RelayServiceOptions): Promise<Rel
       })
       const backlog = await relayBacklog(db, options.tables)
       // Events other relays hold right now are theirs to report; ours is what is left retrying or failed.
-      const stopped = stop.received()
+      const stopped = stop.received
       const exitCode = stopped ? SIGNAL_EXIT[stopped] : backlog.retrying === 0 && backlog.failed === 0 ? 0 : 1
       logger.info('drained', {...result, pending: backlog.pending, retrying: backlog.retrying, in_flight: backlog.inFlight, failed_total: backlog.failed})
       return {...result, backlog, exitCode}
@@ -102,22 +103,16 @@ export async function runRelayService(options: RelayServiceOptions): Promise<Rel
 }
 
 /** First SIGTERM/SIGINT: graceful stop. A second one: exit now (leases lapse on their own). */
-function stopOnSignals(relay: Relay, logger: ReturnType<typeof createLogger>, cleanups: (() => void)[]): {received: () => StopSignal | undefined} {
-  let received: StopSignal | undefined
-  const onSignal = (signal: StopSignal) => {
-    if (received) {
-      logger.warn(`${signal} again: exiting without waiting; unsent leases lapse on their own`)
-      process.exit(SIGNAL_EXIT[signal])
-    }
-    received = signal
-    logger.info(`${signal}: stopping after the batch in flight`)
-    void relay.stop()
-  }
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.on(signal, onSignal)
-    cleanups.push(() => process.off(signal, onSignal))
-  }
-  return {received: () => received}
+function stopOnSignals(relay: Relay, logger: ReturnType<typeof createLogger>, cleanups: (() => void)[]): StopSignals {
+  const stop = onStopSignals(
+    (signal) => {
+      logger.info(`${signal}: stopping after the batch in flight`)
+      void relay.stop()
+    },
+    (signal) => logger.warn(`${signal} again: exiting without waiting; unsent leases lapse on their own`),
+  )
+  cleanups.push(stop.dispose)
+  return stop
 }
 
 async function runUntilSignal(relay: Relay, logger: ReturnType<typeof createLogger>, cleanups: (() => void)[]): Promise<void> {
