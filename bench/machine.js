@@ -43,7 +43,7 @@ function sqlite() {
   const db = new Database(':memory:')
   const version = db.prepare('SELECT sqlite_version() AS v').get().v
   db.close()
-  // The settings every connection of ours uses (src/db/sqlite.ts), on a file in the temp dir.
+  // The settings every connection of ours uses (dialects/sqlite/driver.ts), on a file in the temp dir.
   return {version, journal_mode: 'wal', synchronous: 'NORMAL'}
 }
 

@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {destructiveFlags, OpsCommand, opsFlags} from '../src/cli/ops-command.js'
 import {positiveInt} from '../src/cli/sql-command.js'
 import type {ArchiveOptions, ArchiveResult} from '../src/ops/archive.js'
-import {parseDuration, parseTimePoint} from '../src/time.js'
+import {parseDuration, parseTimePoint} from '../src/core/time.js'
 
 export default class Archive extends OpsCommand {
   static override summary = 'Move published events created before a cutoff to the archive table (or delete them)'

@@ -1,11 +1,11 @@
 import {writeFileSync} from 'node:fs'
 import {Flags} from '@oclif/core'
 import {OutboxCommand} from '../src/cli/base.js'
-import {STEPS, type ChaosStep as Step} from '../src/chaos/failpoints.js'
+import {STEPS, type ChaosStep as Step} from '../src/core/failpoints.js'
 import {SCENARIOS, type ChaosReport, type ScenarioKind} from '../src/chaos/runner.js'
 import {CONSUMER_MODES, STRATEGIES, type ConsumerMode, type Strategy} from '../src/chaos/strategies.js'
-import {EXIT, UsageError} from '../src/errors.js'
-import {parseDuration} from '../src/time.js'
+import {EXIT, UsageError} from '../src/core/errors.js'
+import {parseDuration} from '../src/core/time.js'
 
 function list<T extends string>(value: string | undefined, allowed: readonly T[], flag: string): T[] | undefined {
   if (value === undefined) return undefined

@@ -2,9 +2,9 @@ import {Flags} from '@oclif/core'
 import {OutboxCommand} from '../src/cli/base.js'
 import {connectionFlags, dialectFlag, tableFlags, tableNamesFrom} from '../src/cli/flags.js'
 import {dialectOfName, resolveConnection} from '../src/config.js'
-import {UsageError} from '../src/errors.js'
-import {applyInit, initPlan, renderInitScript, type InitResult} from '../src/init.js'
-import {resolveTables} from '../src/schema.js'
+import {UsageError} from '../src/core/errors.js'
+import {applyInit, initPlan, renderInitScript, type InitResult} from '../src/schema/init.js'
+import {resolveTables} from '../src/schema/tables.js'
 
 export default class Init extends OutboxCommand {
   static override summary = 'Print or apply the idempotent DDL for the outbox, inbox and archive tables'

@@ -4,8 +4,8 @@ import {connectionFlags, tableFlags, tableNamesFrom} from '../src/cli/flags.js'
 import {parseBackoff, publisherOptions} from '../src/cli/relay-flags.js'
 import {nonNegativeInt, positiveInt} from '../src/cli/sql-command.js'
 import {resolveConnection} from '../src/config.js'
-import {UsageError} from '../src/errors.js'
-import {parseDuration} from '../src/time.js'
+import {UsageError} from '../src/core/errors.js'
+import {parseDuration} from '../src/core/time.js'
 
 export default class RelayCommand extends OutboxCommand {
   static override summary = 'Run the relay: claim events, publish them to a broker, mark them, back off and fail after a threshold'

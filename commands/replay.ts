@@ -1,9 +1,9 @@
 import {Flags} from '@oclif/core'
 import {destructiveFlags, OpsCommand, opsFlags} from '../src/cli/ops-command.js'
 import {positiveInt} from '../src/cli/sql-command.js'
-import {UsageError} from '../src/errors.js'
+import {UsageError} from '../src/core/errors.js'
 import {checkSelection, type ReplayResult, type ReplaySelection} from '../src/ops/replay.js'
-import {parseTimePoint} from '../src/time.js'
+import {parseTimePoint} from '../src/core/time.js'
 import {cell} from '../src/render/events.js'
 
 export default class Replay extends OpsCommand {

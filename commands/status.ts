@@ -1,10 +1,10 @@
 import {Flags} from '@oclif/core'
 import {OpsCommand, opsFlags} from '../src/cli/ops-command.js'
 import {nonNegativeInt} from '../src/cli/sql-command.js'
-import {UsageError} from '../src/errors.js'
+import {UsageError} from '../src/core/errors.js'
 import {checkThresholds, type Breach, type Thresholds} from '../src/ops/thresholds.js'
 import type {StatusReport} from '../src/ops/status.js'
-import {parseDuration} from '../src/time.js'
+import {parseDuration} from '../src/core/time.js'
 
 export default class Status extends OpsCommand {
   static override summary = 'Show the backlog, failures and end-to-end latency; exit 1 when a threshold is breached'

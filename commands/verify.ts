@@ -4,7 +4,7 @@ import {SIGNAL_EXIT, stopOnSignal} from '../src/cli/signals.js'
 import {connectionFlags} from '../src/cli/flags.js'
 import {positiveInt} from '../src/cli/sql-command.js'
 import {dialectOfUrl, resolveConnection} from '../src/config.js'
-import {EXIT} from '../src/errors.js'
+import {EXIT} from '../src/core/errors.js'
 import {Interrupted} from '../src/verify/context.js'
 import type {CheckResult} from '../src/verify/types.js'
 

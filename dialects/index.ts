@@ -1,8 +1,8 @@
 // Dialect lookup by name and by connection URL scheme.
 import type {Dialect, DialectName} from './dialect.js'
-import {mysql} from './mysql.js'
-import {postgres} from './postgres.js'
-import {sqlite} from './sqlite.js'
+import {mysql} from './mysql/index.js'
+import {postgres} from './postgres/index.js'
+import {sqlite} from './sqlite/index.js'
 
 export type * from './dialect.js'
 export {compile, inline, join, raw, sql, Raw, Sql, type Compiled} from './sql.js'

@@ -3,11 +3,11 @@
 // version (lower than or equal to one already applied) is recorded but not applied.
 import {createHash} from 'node:crypto'
 import type {TableNames} from '../dialects/index.js'
-import {failpoint} from './chaos/failpoints.js'
+import {failpoint} from './core/failpoints.js'
 import type {Db, Queryable} from './db/index.js'
 import {runUnderLock} from './db/lock.js'
-import {UsageError} from './errors.js'
-import {resolveTables} from './schema.js'
+import {UsageError} from './core/errors.js'
+import {resolveTables} from './schema/tables.js'
 
 export type ConsumeOutcome = 'applied' | 'duplicate' | 'stale'
 

@@ -1,17 +1,17 @@
 // The public library API: everything the CLI does is available from code.
 export * from '../dialects/index.js'
 export {openDb, withDb, describeDbError, type Db, type Queryable, type OpenOptions} from './db/index.js'
-export {OutboxError, UsageError, ConnectionError, EXIT} from './errors.js'
-export {DEFAULT_TABLES, resolveTables, validateIdentifier} from './schema.js'
-export {parseDuration, parseTimePoint, formatAge} from './time.js'
+export {OutboxError, UsageError, ConnectionError, EXIT} from './core/errors.js'
+export {DEFAULT_TABLES, resolveTables, validateIdentifier} from './schema/tables.js'
+export {parseDuration, parseTimePoint, formatAge} from './core/time.js'
 export {resolveUrl, resolveConnection, redactUrl, redactSecrets} from './config.js'
-export {initPlan, applyInit, renderInitScript, type InitResult} from './init.js'
-export {claimSql, markPublishedSql, retrySql, releaseSql} from './sql-text.js'
+export {initPlan, applyInit, renderInitScript, type InitResult} from './schema/init.js'
+export {claimSql, markPublishedSql, retrySql, releaseSql} from './relay/sql-text.js'
 export {claimBatch, markPublished, retryEvent, releaseLeases, type ClaimedEvent} from './relay/claim.js'
 export {writeEvent, writeEventSync, notifyChannel, type NewEvent, type ProducerOptions} from './producer.js'
 export {Consumer, type ConsumeOutcome, type ConsumedEvent, type ConsumerOptions} from './consumer.js'
-export {serialisePayload, DIALECT_PAYLOAD_LIMIT, DEFAULT_MAX_PAYLOAD_BYTES, PayloadError} from './payload.js'
-export {uuidv7} from './uuid.js'
+export {serialisePayload, DIALECT_PAYLOAD_LIMIT, DEFAULT_MAX_PAYLOAD_BYTES, PayloadError} from './schema/payload.js'
+export {uuidv7} from './core/uuid.js'
 export type {Publisher, PublishResult} from './publishers/types.js'
 // Relay and publishers (issue 3)
 export {Relay, type RelayOptions, type RelayLogger, type DrainResult} from './relay/relay.js'
@@ -32,7 +32,7 @@ export {relayBacklog, type Backlog} from './relay/backlog.js'
 export {createLogger, type LogFormat, type LoggerOptions} from './relay/logger.js'
 export {serveMetrics, type MetricsServer} from './relay/metrics-server.js'
 // chaos: the kill-at-each-step harness (`outbox chaos`)
-export {STEPS, OTHER_FAILPOINTS, failpoint, armFailpoints, type Step, type ChaosStep} from './chaos/failpoints.js'
+export {STEPS, OTHER_FAILPOINTS, failpoint, armFailpoints, type Step, type ChaosStep} from './core/failpoints.js'
 export {
   runChaos,
   parseBrokerUrl,

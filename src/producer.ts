@@ -1,10 +1,10 @@
 // Write an event inside the caller's own transaction. Never commits: that is the caller's.
 import type {Dialect, DialectName, TableNames} from '../dialects/index.js'
 import {DIALECTS} from '../dialects/index.js'
-import {UsageError} from './errors.js'
-import {serialiseHeaders, serialisePayload} from './payload.js'
-import {resolveTables} from './schema.js'
-import {isUuid, uuidv7} from './uuid.js'
+import {UsageError} from './core/errors.js'
+import {serialiseHeaders, serialisePayload} from './schema/payload.js'
+import {resolveTables} from './schema/tables.js'
+import {isUuid, uuidv7} from './core/uuid.js'
 
 export interface NewEvent {
   eventType: string

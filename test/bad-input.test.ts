@@ -9,7 +9,7 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {raw, sql, type TableNames} from '../dialects/index.js'
 import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/init.js'
+import {applyInit} from '../src/schema/init.js'
 import {seedEvents} from './helpers/events.js'
 import {dropTables, PG_URL, sqliteUrl, targets, uniqueTables} from './helpers/targets.js'
 

@@ -4,7 +4,7 @@ import {afterEach, describe, expect, it} from 'vitest'
 import {LoopbackBroker} from '../src/chaos/broker.js'
 import {HttpPublisher} from '../src/publishers/http.js'
 import type {ClaimedEvent} from '../src/relay/claim.js'
-import {uuidv7} from '../src/uuid.js'
+import {uuidv7} from '../src/core/uuid.js'
 
 const event = (n: number, version = 1): ClaimedEvent => ({
   id: uuidv7(),

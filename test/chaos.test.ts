@@ -7,7 +7,7 @@ import {existsSync, mkdtempSync, readFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {STEPS} from '../src/chaos/failpoints.js'
+import {STEPS} from '../src/core/failpoints.js'
 import {SCENARIOS, type ChaosReport} from '../src/chaos/runner.js'
 import {targets} from './helpers/targets.js'
 

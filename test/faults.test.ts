@@ -3,7 +3,7 @@
 import {afterAll, beforeAll, describe, expect, it, vi} from 'vitest'
 import {raw, sql, type TableNames} from '../dialects/index.js'
 import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/init.js'
+import {applyInit} from '../src/schema/init.js'
 import {writeEvent} from '../src/producer.js'
 import {claimBatch} from '../src/relay/claim.js'
 import {Relay} from '../src/relay/relay.js'
@@ -131,7 +131,7 @@ for (const target of servers) {
 
 /** The producer through our own Db transaction (the SQL is the dialect's insertEvent). */
 async function writeEventVia(tx: {execute: Db['execute']}, db: Db, names: TableNames, n: number): Promise<string> {
-  const {uuidv7} = await import('../src/uuid.js')
+  const {uuidv7} = await import('../src/core/uuid.js')
   const id = uuidv7()
   await tx.execute(
     db.dialect.insertEvent(names, {id, eventType: 'load.test', aggregateType: null, aggregateId: `agg-${n % 50}`, aggregateVersion: null, payload: JSON.stringify({n}), headers: null}),

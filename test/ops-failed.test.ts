@@ -2,7 +2,7 @@
 import {afterAll, beforeAll, describe, expect, it, vi} from 'vitest'
 import type {TableNames} from '../dialects/index.js'
 import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/init.js'
+import {applyInit} from '../src/schema/init.js'
 import {listFailed, showEvent} from '../src/ops/failed.js'
 import {databaseNow} from '../src/ops/query.js'
 import {cli} from './helpers/cli.js'

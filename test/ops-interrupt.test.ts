@@ -7,7 +7,7 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {raw, sql, type TableNames} from '../dialects/index.js'
 import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/init.js'
+import {applyInit} from '../src/schema/init.js'
 import {databaseNow} from '../src/ops/query.js'
 import {cli, cliAsync} from './helpers/cli.js'
 import {dedicatedLogin} from './helpers/logins.js'

@@ -4,9 +4,9 @@
 // its plan must go through the partial indexes, which hold no history.
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import type {TableNames} from '../dialects/index.js'
-import {indexNames} from '../dialects/base.js'
+import {indexNames} from '../dialects/shared.js'
 import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/init.js'
+import {applyInit} from '../src/schema/init.js'
 import {databaseNow} from '../src/ops/query.js'
 import {statusRowsRead, statusStatements} from '../src/ops/status.js'
 import {insertHistory, insertRows, type RowSpec} from './helpers/rows.js'

@@ -2,7 +2,7 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import type {TableNames} from '../dialects/index.js'
 import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/init.js'
+import {applyInit} from '../src/schema/init.js'
 import {databaseNow} from '../src/ops/query.js'
 import {readStatus, type StatusReport} from '../src/ops/status.js'
 import {cli} from './helpers/cli.js'

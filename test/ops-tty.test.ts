@@ -4,7 +4,7 @@
 import {spawn, spawnSync} from 'node:child_process'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/init.js'
+import {applyInit} from '../src/schema/init.js'
 import {databaseNow} from '../src/ops/query.js'
 import {BIN} from './helpers/cli.js'
 import {insertRows, snapshot} from './helpers/rows.js'

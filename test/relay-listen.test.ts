@@ -3,7 +3,7 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import type {TableNames} from '../dialects/index.js'
 import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/init.js'
+import {applyInit} from '../src/schema/init.js'
 import {writeEvent} from '../src/producer.js'
 import {Relay} from '../src/relay/relay.js'
 import {RecordingPublisher, until} from './helpers/publishers.js'

@@ -10,9 +10,9 @@ import {fmt, median, percentile, summary} from '../lib.js'
 const dist = new URL('../../dist/', import.meta.url)
 const {Relay} = await import(new URL('src/relay/relay.js', dist))
 const {openDb} = await import(new URL('src/db/index.js', dist))
-const {applyInit} = await import(new URL('src/init.js', dist))
+const {applyInit} = await import(new URL('src/schema/init.js', dist))
 const {DIALECTS, join, raw: rawSql, sql} = await import(new URL('dialects/index.js', dist))
-const {READ_COMMITTED} = await import(new URL('dialects/mysql.js', dist))
+const {READ_COMMITTED} = await import(new URL('dialects/mysql/index.js', dist))
 
 const URLS = {
   postgres: process.env.OUTBOX_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test',

@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 import {OpsCommand, opsFlags} from '../../src/cli/ops-command.js'
 import {positiveInt} from '../../src/cli/sql-command.js'
 import type {FailedList} from '../../src/ops/failed.js'
-import {parseTimePoint} from '../../src/time.js'
+import {parseTimePoint} from '../../src/core/time.js'
 
 export default class Failed extends OpsCommand {
   static override summary = 'List failed events (exhausted their attempts) with their last error'

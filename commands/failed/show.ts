@@ -1,8 +1,8 @@
 import {Args} from '@oclif/core'
 import {OpsCommand, opsFlags} from '../../src/cli/ops-command.js'
-import {UsageError} from '../../src/errors.js'
+import {UsageError} from '../../src/core/errors.js'
 import type {ShownEvent} from '../../src/ops/failed.js'
-import {isUuid} from '../../src/uuid.js'
+import {isUuid} from '../../src/core/uuid.js'
 
 export default class FailedShow extends OpsCommand {
   static override summary = 'Print one event in full: state, attempts, last error, headers and payload'

@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 import {positiveInt, SqlCommand, sqlFlags} from '../../src/cli/sql-command.js'
-import {claimSql} from '../../src/sql-text.js'
-import {parseDuration} from '../../src/time.js'
+import {claimSql} from '../../src/relay/sql-text.js'
+import {parseDuration} from '../../src/core/time.js'
 import {defaultOwner} from '../../src/relay/owner.js'
 
 export default class SqlClaim extends SqlCommand {

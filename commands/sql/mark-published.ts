@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {idsFrom, SqlCommand, sqlFlags} from '../../src/cli/sql-command.js'
-import {markPublishedSql} from '../../src/sql-text.js'
+import {markPublishedSql} from '../../src/relay/sql-text.js'
 
 export default class SqlMarkPublished extends SqlCommand {
   static override summary = "Print the relay's mark-published statement (one batched UPDATE for a batch's successes)"

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {idsFrom, leaseOwner, SqlCommand, sqlFlags} from '../../src/cli/sql-command.js'
-import {releaseSql} from '../../src/sql-text.js'
+import {releaseSql} from '../../src/relay/sql-text.js'
 
 export default class SqlRelease extends SqlCommand {
   static override summary = 'Print the statement a stopping relay runs to give back leases it claimed but did not send'

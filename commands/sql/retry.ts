@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 import {checkId, leaseOwner, nonNegativeInt, SqlCommand, sqlFlags} from '../../src/cli/sql-command.js'
-import {retrySql} from '../../src/sql-text.js'
-import {parseDuration} from '../../src/time.js'
+import {retrySql} from '../../src/relay/sql-text.js'
+import {parseDuration} from '../../src/core/time.js'
 
 export default class SqlRetry extends SqlCommand {
   static override summary = "Print the relay's retry statement: release with backoff, or fail after max attempts"

@@ -7,9 +7,9 @@ import {pathToFileURL} from 'node:url'
 import type {Dialect} from '../../dialects/index.js'
 import {raw, sql} from '../../dialects/index.js'
 import type {Queryable} from '../db/index.js'
-import {UsageError} from '../errors.js'
+import {UsageError} from '../core/errors.js'
 import type {NewEvent} from '../producer.js'
-import type {EventIdentity} from '../event-row.js'
+import type {EventIdentity} from '../schema/event-row.js'
 
 export interface ScenarioContext {
   dialect: Dialect

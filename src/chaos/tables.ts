@@ -4,8 +4,8 @@
 import {raw, sql, type Dialect, type TableNames} from '../../dialects/index.js'
 import type {Db, Queryable} from '../db/index.js'
 import {isMissingTable} from '../db/errors.js'
-import {UsageError} from '../errors.js'
-import {applyInit} from '../init.js'
+import {UsageError} from '../core/errors.js'
+import {applyInit} from '../schema/init.js'
 import type {Scenario, ScenarioContext} from './scenario.js'
 
 export interface RunTables {

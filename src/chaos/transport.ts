@@ -2,7 +2,7 @@
 // source on the other. The loopback broker is the default; amqp:// and nats:// are real ones.
 import type {Publisher} from '../publishers/types.js'
 import type {NewEvent} from '../producer.js'
-import {uuidv7} from '../uuid.js'
+import {uuidv7} from '../core/uuid.js'
 import type {CloudEvent} from './broker.js'
 import type {DeliveredEvent} from './scenario.js'
 

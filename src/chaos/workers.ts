@@ -3,7 +3,7 @@
 import {spawn, type ChildProcess} from 'node:child_process'
 import {existsSync} from 'node:fs'
 import {fileURLToPath} from 'node:url'
-import type {Step} from './failpoints.js'
+import type {Step} from '../core/failpoints.js'
 import type {WorkerConfig} from './worker.js'
 
 export interface WorkerExit {

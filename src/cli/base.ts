@@ -1,9 +1,9 @@
 // The base every command extends: one-line errors with the right exit code, never a stack,
 // and a global --timeout so no one-shot command can hang a CI job forever.
 import {Command, Flags} from '@oclif/core'
-import {redactSecrets} from '../config.js'
-import {EXIT, OutboxError} from '../errors.js'
-import {formatAge, parseDuration} from '../time.js'
+import {redactSecrets} from '../core/redact.js'
+import {EXIT, OutboxError} from '../core/errors.js'
+import {formatAge, parseDuration} from '../core/time.js'
 
 let timedOut = false
 

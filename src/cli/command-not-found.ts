@@ -1,7 +1,7 @@
 // oclif's command_not_found hook: one line on stderr, as every other usage error, with the
 // nearest command when there is one, and exit 2 (oclif's own message was a styled ' ›   Error:').
 import type {Hook} from '@oclif/core'
-import {EXIT} from '../errors.js'
+import {EXIT} from '../core/errors.js'
 
 const hook: Hook<'command_not_found'> = async function (options) {
   const typed = options.id.replaceAll(':', ' ')

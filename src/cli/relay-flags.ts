@@ -1,8 +1,8 @@
 // `outbox relay` flag values -> publisher and relay options, each bad value a one-line usage error.
 import type {Backoff} from '../relay/backoff.js'
-import {UsageError} from '../errors.js'
+import {UsageError} from '../core/errors.js'
 import type {PublisherName, PublisherOptionsByName} from '../publishers/index.js'
-import {parseDuration} from '../time.js'
+import {parseDuration} from '../core/time.js'
 import {positiveInt} from './sql-command.js'
 
 /** "1s..10m": exponential backoff from base to cap. */

@@ -1,7 +1,7 @@
 // The CLI's graceful stop (replay, archive, chaos, verify): onStopSignals with an AbortSignal
 // for the work and one stderr line for each signal.
-import {SIGNAL_EXIT, type StopSignal} from '../errors.js'
-import {onStopSignals, type StopSignals} from '../stop-signals.js'
+import {SIGNAL_EXIT, type StopSignal} from '../core/errors.js'
+import {onStopSignals, type StopSignals} from '../core/stop-signals.js'
 import {hasTimedOut} from './base.js'
 
 export {SIGNAL_EXIT, type StopSignal}

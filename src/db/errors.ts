@@ -1,6 +1,6 @@
 // Driver errors to one actionable line, with no password in it.
-import {redactSecrets, redactUrl} from '../config.js'
-import {ConnectionError, OutboxError} from '../errors.js'
+import {redactSecrets, redactUrl} from '../core/redact.js'
+import {ConnectionError, OutboxError} from '../core/errors.js'
 
 interface DriverError {
   code?: string | number

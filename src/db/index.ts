@@ -11,11 +11,11 @@ export async function openDb(url: string, options: OpenOptions = {}): Promise<Db
   try {
     switch (dialect.name) {
       case 'postgres':
-        return await (await import('./postgres.js')).openPostgres(url, options)
+        return await (await import('../../dialects/postgres/driver.js')).openPostgres(url, options)
       case 'mysql':
-        return await (await import('./mysql.js')).openMysql(url, options)
+        return await (await import('../../dialects/mysql/driver.js')).openMysql(url, options)
       case 'sqlite':
-        return await (await import('./sqlite.js')).openSqlite(url, options)
+        return await (await import('../../dialects/sqlite/driver.js')).openSqlite(url, options)
     }
   } catch (error) {
     throw describeDbError(error, url)

@@ -1,7 +1,7 @@
 // A transaction under a named lock (Dialect.namedLock): `init --apply` run by a deploy's
 // replicas at once, consumers checking one aggregate's versions. Where the dialect's lock
 // outlives the transaction (MySQL's GET_LOCK), it is given back once the transaction ended.
-import {ConnectionError} from '../errors.js'
+import {ConnectionError} from '../core/errors.js'
 import type {Db, Queryable} from './types.js'
 
 export async function runUnderLock<T>(db: Db, lock: {key: string; waitSeconds: number; busy: string}, fn: (tx: Queryable) => Promise<T>): Promise<T> {

@@ -1,7 +1,7 @@
 // Connection URL pieces the drivers need.
 import {existsSync} from 'node:fs'
-import {UsageError} from '../errors.js'
-import {redactUrl} from '../config.js'
+import {UsageError} from '../core/errors.js'
+import {redactUrl} from '../core/redact.js'
 
 /** `sqlite:PATH`, `sqlite://PATH`, `sqlite:///abs/path`, `sqlite::memory:` to a better-sqlite3 filename. */
 export function sqlitePath(url: string): string {

@@ -3,7 +3,7 @@
 // batch skipped are never scanned again.
 import {sql, type ExpressionBuilder, type Expression, type RawBuilder, type SelectExpression, type SqlBool} from 'kysely'
 import type {Db, Queryable} from '../db/index.js'
-import {nextTurn} from '../event-loop.js'
+import {nextTurn} from '../core/event-loop.js'
 import {sampleOf, type SampleEvent} from './events.js'
 import type {Sql, SummaryWanted} from '../../dialects/index.js'
 import type {Cursor, OpsContext} from './query.js'

@@ -1,6 +1,6 @@
 // Reading whole events back (failed list, failed show, archive export): one row shape for all.
 import type {Dialect} from '../../dialects/index.js'
-import {eventIdentity, type EventIdentity} from '../event-row.js'
+import {eventIdentity, type EventIdentity} from '../schema/event-row.js'
 
 export const ALL_COLUMNS = [
   'id',

@@ -2,7 +2,7 @@
 import {sql, type SqlBool} from 'kysely'
 import type {TableNames} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
-import {idForms} from '../uuid.js'
+import {idForms} from '../core/uuid.js'
 import {ALL_COLUMNS, stateOf, toStoredEvent, type EventState, type StoredEvent} from './events.js'
 import {databaseNow, num, opsContext, pointInTime, run} from './query.js'
 

@@ -136,7 +136,7 @@ export function num(value: unknown): number {
 /** A Date as is; text as ISO-8601 or a duration meaning "ago" on the database clock. */
 export async function pointInTime(value: Date | string, flag: string, now: Date): Promise<Date> {
   if (value instanceof Date) return value
-  const {parseTimePoint} = await import('../time.js')
+  const {parseTimePoint} = await import('../core/time.js')
   return parseTimePoint(value, flag, now)
 }
 

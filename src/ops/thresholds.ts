@@ -1,5 +1,5 @@
 // Thresholds for CI and cron: any breach makes `outbox status` exit 1, naming which one.
-import {formatAge} from '../time.js'
+import {formatAge} from '../core/time.js'
 import type {StatusReport} from './status.js'
 
 export interface Thresholds {

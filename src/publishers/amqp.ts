@@ -2,7 +2,7 @@
 // message_id = event id, routing key = event type, on a configurable topic exchange.
 // ok only after the broker's publisher confirm; with `mandatory` (default) a message no queue
 // is bound for comes back as unroutable and is retried rather than silently dropped.
-import type {ClaimedEvent} from '../relay/claim.js'
+import type {ClaimedEvent} from '../schema/event-row.js'
 import {brokerError, LazyConnection} from './connection.js'
 import {metadata} from './envelope.js'
 import type {Publisher, PublishResult} from './types.js'

@@ -1,6 +1,6 @@
 // One broker connection, opened on first use and again after it is lost: a failed or
 // dropped connection is forgotten, so the next publish reconnects (the relay's backoff paces it).
-import {redactSecrets} from '../config.js'
+import {redactSecrets} from '../core/redact.js'
 
 export class LazyConnection<T> {
   private opening?: Promise<T>

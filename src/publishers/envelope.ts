@@ -1,6 +1,6 @@
 // The event as a JSON object, built as text so the stored payload is spliced in as-is
 // (no parse and re-stringify): shared by the stdout, amqp, nats and redis publishers.
-import type {ClaimedEvent} from '../relay/claim.js'
+import type {ClaimedEvent} from '../schema/event-row.js'
 
 /** Header names and values from the event's headers column (e.g. traceparent). */
 export function eventHeaders(event: ClaimedEvent): Record<string, string> {

@@ -2,7 +2,7 @@
 // over keep-alive connections with bounded concurrency and a timeout per request.
 // 2xx: ok. 408/425/429/5xx, timeouts, refused or reset connections: retryable.
 // Any other status (4xx, an unfollowed 3xx): permanent, with the status and body recorded.
-import type {ClaimedEvent} from '../relay/claim.js'
+import type {ClaimedEvent} from '../schema/event-row.js'
 import {eventHeaders} from './envelope.js'
 import type {Publisher, PublishResult} from './types.js'
 

@@ -1,5 +1,5 @@
 // createPublisher(name, options): broker clients are imported only for the publisher chosen.
-import {UsageError} from '../errors.js'
+import {UsageError} from '../core/errors.js'
 import type {AmqpPublisherOptions} from './amqp.js'
 import type {HttpPublisherOptions} from './http.js'
 import type {NatsPublisherOptions} from './nats.js'

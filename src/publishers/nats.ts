@@ -1,7 +1,7 @@
 // NATS JetStream: one publish per event with Nats-Msg-Id = event id, so the stream's
 // duplicate window drops a relay's resends; subject = prefix + event type. ok only on the
 // stream's PubAck (a duplicate ack is ok too: the stream already has the message).
-import type {ClaimedEvent} from '../relay/claim.js'
+import type {ClaimedEvent} from '../schema/event-row.js'
 import {brokerError, LazyConnection} from './connection.js'
 import {metadata} from './envelope.js'
 import type {Publisher, PublishResult} from './types.js'

@@ -1,7 +1,7 @@
 // Redis Streams: XADD one entry per event (fields id, type, aggregate, created_at, headers,
 // payload), pipelined per batch. ok only when Redis answered the XADD with an entry id.
 // No offline queue: while Redis is down a publish fails at once (retryable) instead of waiting.
-import type {ClaimedEvent} from '../relay/claim.js'
+import type {ClaimedEvent} from '../schema/event-row.js'
 import {brokerError, LazyConnection} from './connection.js'
 import {metadata} from './envelope.js'
 import type {Publisher, PublishResult} from './types.js'

@@ -1,6 +1,6 @@
 // One JSON line per event on a stream (stdout by default): pipe it anywhere.
 import type {Writable} from 'node:stream'
-import type {ClaimedEvent} from '../relay/claim.js'
+import type {ClaimedEvent} from '../schema/event-row.js'
 import {envelopeJson} from './envelope.js'
 import type {Publisher, PublishResult} from './types.js'
 

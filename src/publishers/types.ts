@@ -1,5 +1,5 @@
 // The one small interface every broker adapter implements.
-import type {ClaimedEvent} from '../relay/claim.js'
+import type {ClaimedEvent} from '../schema/event-row.js'
 
 export type PublishResult =
   | {ok: true}

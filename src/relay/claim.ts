@@ -2,16 +2,9 @@
 // and the tests all go through here, so there is one copy of this SQL: dialects/.
 import type {ClaimOptions, ClaimPlan, Dialect, RetryInput, TableNames} from '../../dialects/index.js'
 import type {Db, Queryable, Row} from '../db/index.js'
-import {eventIdentity, type EventIdentity} from '../event-row.js'
+import {eventIdentity, type ClaimedEvent} from '../schema/event-row.js'
 
-export interface ClaimedEvent extends EventIdentity {
-  /** the payload's JSON text, as stored: publishers forward it without re-serialising */
-  payload: string
-  headers: string | null
-  createdAt: Date
-  /** attempts including this one */
-  attempts: number
-}
+export type {ClaimedEvent} from '../schema/event-row.js'
 
 export async function claimBatch(db: Db, names: TableNames, options: ClaimOptions): Promise<ClaimedEvent[]> {
   const plan = db.dialect.claim(names, options)

@@ -1,7 +1,7 @@
 // Relay logs on stderr (stdout may carry events): plain "time level msg k=v" lines, or one
 // JSON object per line with --log-format json. Secrets (URL passwords) are scrubbed.
-import {redactSecrets} from '../config.js'
-import {printable} from '../text.js'
+import {redactSecrets} from '../core/redact.js'
+import {printable} from '../core/text.js'
 import type {RelayLogger} from './relay.js'
 
 export type LogFormat = 'text' | 'json'

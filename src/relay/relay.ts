@@ -2,19 +2,19 @@
 // backoff or the failed state for each failure), in `concurrency` loops per process. All SQL
 // goes through ./claim.ts, i.e. the dialect functions: there is no second copy of it here.
 import type {ClaimOptions, TableNames} from '../../dialects/index.js'
-import {failpoint} from '../chaos/failpoints.js'
+import {failpoint} from '../core/failpoints.js'
 import type {Db, Listener} from '../db/index.js'
-import {UsageError} from '../errors.js'
+import {UsageError} from '../core/errors.js'
 import {notifyChannel} from '../producer.js'
 import type {Publisher, PublishResult} from '../publishers/types.js'
-import {resolveTables} from '../schema.js'
+import {resolveTables} from '../schema/tables.js'
 import {backoffDelay, DEFAULT_BACKOFF, type Backoff} from './backoff.js'
 import {claimBatch, markPublished, releaseLeases, retryEvent, type ClaimedEvent} from './claim.js'
 import {RelayMetrics} from './metrics.js'
 import {defaultOwner} from './owner.js'
 import {Wakeup} from './wakeup.js'
-import {nextTurn} from '../event-loop.js'
-import {clip} from '../text.js'
+import {nextTurn} from '../core/event-loop.js'
+import {clip} from '../core/text.js'
 
 export interface RelayLogger {
   info(msg: string, fields?: object): void

@@ -1,10 +1,10 @@
 // `outbox relay` as a library call: open the database and the publisher, run the relay
 // (once, or until SIGTERM/SIGINT), serve metrics, and close everything on the way out.
 import type {TableNames} from '../../dialects/index.js'
-import {SIGNAL_EXIT, UsageError} from '../errors.js'
-import {onStopSignals, type StopSignals} from '../stop-signals.js'
+import {SIGNAL_EXIT, UsageError} from '../core/errors.js'
+import {onStopSignals, type StopSignals} from '../core/stop-signals.js'
 import {describeDbError, openDb, type Db} from '../db/index.js'
-import {redactUrl} from '../config.js'
+import {redactUrl} from '../core/redact.js'
 import {createPublisher, type PublisherName, type PublisherOptionsByName} from '../publishers/index.js'
 import type {Publisher} from '../publishers/types.js'
 import {relayBacklog, type Backlog} from './backlog.js'

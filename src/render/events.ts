@@ -3,7 +3,7 @@ import type {ShownEvent} from '../ops/failed.js'
 import type {FailedList} from '../ops/failed.js'
 import {palette} from './color.js'
 import {renderTable} from './table.js'
-import {clip, printable} from '../text.js'
+import {clip, printable} from '../core/text.js'
 
 /**
  * One table cell from outside text: its first non-blank line, control characters shown, at

@@ -2,7 +2,7 @@
 import type {ChalkInstance} from 'chalk'
 import type {Breach} from '../ops/thresholds.js'
 import type {StatusFigures, StatusReport} from '../ops/status.js'
-import {formatAge} from '../time.js'
+import {formatAge} from '../core/time.js'
 import {palette} from './color.js'
 import {renderTable} from './table.js'
 import {cell} from './events.js'

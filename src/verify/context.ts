@@ -4,7 +4,7 @@ import {randomUUID} from 'node:crypto'
 import {raw, sql, type ClaimOptions, type ClaimPlan, type Dialect, type TableNames} from '../../dialects/index.js'
 import {openDb, type Db, type Queryable} from '../db/index.js'
 import {claimOn, type ClaimedEvent} from '../relay/claim.js'
-import {OutboxError} from '../errors.js'
+import {OutboxError} from '../core/errors.js'
 import type {VerifyOptions} from './types.js'
 
 export interface HeldClaim {

@@ -1,6 +1,6 @@
 // While one session holds its claim transaction open, a second one claiming must get other
 // rows at once (PostgreSQL, MySQL: SKIP LOCKED), or wait for the single writer (SQLite).
-import type {ClaimedEvent} from '../relay/claim.js'
+import type {ClaimedEvent} from '../schema/event-row.js'
 import type {Check} from './check.js'
 import {fail, ms, pass} from './check.js'
 import type {VerifyContext} from './context.js'

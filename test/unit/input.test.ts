@@ -2,11 +2,11 @@
 import {describe, expect, it} from 'vitest'
 import {DIALECTS, dialectForUrl} from '../../dialects/index.js'
 import {redactSecrets, redactUrl, resolveUrl} from '../../src/config.js'
-import {UsageError} from '../../src/errors.js'
-import {resolveTables, validateIdentifier} from '../../src/schema.js'
-import {formatAge, parseDuration, parseTimePoint} from '../../src/time.js'
+import {UsageError} from '../../src/core/errors.js'
+import {resolveTables, validateIdentifier} from '../../src/schema/tables.js'
+import {formatAge, parseDuration, parseTimePoint} from '../../src/core/time.js'
 import {sqlitePath} from '../../src/db/url.js'
-import {uuidv7, isUuid} from '../../src/uuid.js'
+import {uuidv7, isUuid} from '../../src/core/uuid.js'
 
 describe('identifiers', () => {
   it.each(['outbox_events', '_x', 'T1'])('accepts %s', (name) => expect(validateIdentifier(name, 'table')).toBe(name))

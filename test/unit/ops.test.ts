@@ -8,7 +8,7 @@ import type {StatusReport} from '../../src/ops/status.js'
 import {checkThresholds} from '../../src/ops/thresholds.js'
 import {cell} from '../../src/render/events.js'
 import {renderPrometheus} from '../../src/render/prometheus.js'
-import {UsageError} from '../../src/errors.js'
+import {UsageError} from '../../src/core/errors.js'
 
 const compiled = (sql: string, parameters: unknown[]) => ({sql, parameters, query: {} as never, queryId: {} as never})
 

@@ -3,7 +3,7 @@
 import {PassThrough} from 'node:stream'
 import {describe, expect, it} from 'vitest'
 import {parseBackoff, parseHeaders, publisherOptions} from '../../src/cli/relay-flags.js'
-import {UsageError} from '../../src/errors.js'
+import {UsageError} from '../../src/core/errors.js'
 import {StdoutPublisher} from '../../src/publishers/stdout.js'
 import {backoffDelay} from '../../src/relay/backoff.js'
 import type {ClaimedEvent} from '../../src/relay/claim.js'

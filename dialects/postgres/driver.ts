@@ -1,12 +1,12 @@
 // PostgreSQL through a pg Pool. int8 counts come back as numbers (per pool, not globally).
 import type {Pool, PoolClient, QueryConfig} from 'pg'
 import {createHash} from 'node:crypto'
-import type {Sql} from '../../dialects/index.js'
-import {postgres} from '../../dialects/postgres.js'
-import {redactUrl} from '../config.js'
-import {poolWaitTimeout} from './errors.js'
-import {checkNetworkUrl} from './url.js'
-import {DEFAULT_CONNECT_TIMEOUT_MS, type Db, type OpenOptions, type QueryOptions, type Queryable, type Row} from './types.js'
+import type {Sql} from '../index.js'
+import {postgres} from './index.js'
+import {redactUrl} from '../../src/core/redact.js'
+import {poolWaitTimeout} from '../../src/db/errors.js'
+import {checkNetworkUrl} from '../../src/db/url.js'
+import {DEFAULT_CONNECT_TIMEOUT_MS, type Db, type OpenOptions, type QueryOptions, type Queryable, type Row} from '../../src/db/types.js'
 
 // Statements bound from one template (ops/query.ts templateOf) share their chunks: their text
 // and prepared name are worked out once, not every batch.

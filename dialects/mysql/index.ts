@@ -1,9 +1,9 @@
 // MySQL 8.0.1+ and MariaDB 10.6+: SKIP LOCKED only on SELECT, no UPDATE ... RETURNING, no
 // same-table subquery in UPDATE. So the claim is two statements in one READ COMMITTED
 // transaction: lock the ids with SELECT ... FOR UPDATE SKIP LOCKED, then UPDATE by id.
-import {batchLimit, claimablePredicate, commonLiteral, idList, indexNames, orderingPredicate, quoteString, sameAggregateType} from './base.js'
-import type {ClaimOptions, Dialect, DdlOptions, DdlStatement, InboxRow, NewEventRow, RetryInput, TableNames} from './dialect.js'
-import {compile, inline, raw, sql, type Sql} from './sql.js'
+import {batchLimit, claimablePredicate, commonLiteral, idList, indexNames, orderingPredicate, quoteString, sameAggregateType} from '../shared.js'
+import type {ClaimOptions, Dialect, DdlOptions, DdlStatement, InboxRow, NewEventRow, RetryInput, TableNames} from '../dialect.js'
+import {compile, inline, raw, sql, type Sql} from '../sql.js'
 
 // DATETIME(6) holding UTC: UTC_TIMESTAMP does not depend on the session time zone.
 const NOW = 'UTC_TIMESTAMP(6)'

@@ -1,12 +1,12 @@
 // SQLite through better-sqlite3: WAL, a modest busy timeout (it blocks the event loop), a
 // statement cache, and a mutex so nothing else runs on the connection inside a transaction.
 import type BetterSqlite3 from 'better-sqlite3'
-import type {Sql} from '../../dialects/index.js'
-import {sqlite as dialect} from '../../dialects/sqlite.js'
-import {redactUrl} from '../config.js'
-import {poolWaitTimeout} from './errors.js'
-import {requireSqliteFile, sqlitePath} from './url.js'
-import {DEFAULT_CONNECT_TIMEOUT_MS, type Db, type OpenOptions, type Queryable, type Row} from './types.js'
+import type {Sql} from '../index.js'
+import {sqlite as dialect} from './index.js'
+import {redactUrl} from '../../src/core/redact.js'
+import {poolWaitTimeout} from '../../src/db/errors.js'
+import {requireSqliteFile, sqlitePath} from '../../src/db/url.js'
+import {DEFAULT_CONNECT_TIMEOUT_MS, type Db, type OpenOptions, type Queryable, type Row} from '../../src/db/types.js'
 
 /**
  * Serialises async sections: the connection is single-threaded but our callers are not.

@@ -1,11 +1,11 @@
 // `outbox init`: the idempotent DDL plan, printed or applied.
-import type {DdlOptions, DdlStatement, Dialect, TableNames} from '../dialects/index.js'
-import {raw, sql} from '../dialects/index.js'
+import type {DdlOptions, DdlStatement, Dialect, TableNames} from '../../dialects/index.js'
+import {raw, sql} from '../../dialects/index.js'
 import {createHash} from 'node:crypto'
-import type {Db, Queryable} from './db/index.js'
-import {runUnderLock} from './db/lock.js'
-import {UsageError} from './errors.js'
-import {ALL_COLUMNS} from './ops/events.js'
+import type {Db, Queryable} from '../db/index.js'
+import {runUnderLock} from '../db/lock.js'
+import {UsageError} from '../core/errors.js'
+import {ALL_COLUMNS} from '../ops/events.js'
 
 export interface InitOptions extends DdlOptions {}
 

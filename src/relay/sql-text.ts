@@ -1,6 +1,6 @@
 // `outbox sql ...`: the relay's own statements, printed inlined (runnable) or parameterised.
-import type {ClaimOptions, Dialect, RetryInput, TableNames} from '../dialects/index.js'
-import type {Sql} from '../dialects/index.js'
+import type {ClaimOptions, Dialect, RetryInput, TableNames} from '../../dialects/index.js'
+import type {Sql} from '../../dialects/index.js'
 
 export type SqlStyle = 'inline' | 'params'
 

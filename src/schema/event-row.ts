@@ -16,3 +16,13 @@ export function eventIdentity(row: Record<string, unknown>): EventIdentity {
     aggregateVersion: row.aggregate_version == null ? null : Number(row.aggregate_version),
   }
 }
+
+/** An event as a relay claimed it: what publishers receive. */
+export interface ClaimedEvent extends EventIdentity {
+  /** the payload's JSON text, as stored: publishers forward it without re-serialising */
+  payload: string
+  headers: string | null
+  createdAt: Date
+  /** attempts including this one */
+  attempts: number
+}

@@ -1,7 +1,7 @@
 // Table names: defaults, validation as SQL identifiers, and quoting through the dialect.
-import type {Dialect, TableNames} from '../dialects/index.js'
-import {indexNames} from '../dialects/base.js'
-import {UsageError} from './errors.js'
+import type {Dialect, TableNames} from '../../dialects/index.js'
+import {indexNames} from '../../dialects/shared.js'
+import {UsageError} from '../core/errors.js'
 
 export const DEFAULT_TABLES: TableNames = {
   outbox: 'outbox_events',

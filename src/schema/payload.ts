@@ -1,6 +1,6 @@
 // Payload and header validation before anything reaches the database.
-import type {DialectName} from '../dialects/index.js'
-import {UsageError} from './errors.js'
+import type {DialectName} from '../../dialects/index.js'
+import {UsageError} from '../core/errors.js'
 
 /** What each database can store in the payload column at most (bytes of JSON text). */
 export const DIALECT_PAYLOAD_LIMIT: Record<DialectName, number> = {

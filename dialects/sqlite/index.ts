@@ -1,9 +1,9 @@
 // SQLite 3.35+: one writer at a time and no row locks, so the claim is a single
 // UPDATE ... WHERE id IN (SELECT ... LIMIT n) RETURNING, which is atomic on its own.
 // Times are ISO-8601 UTC text with milliseconds, which sorts and compares as text.
-import {batchLimit, claimablePredicate, commonLiteral, indexNames, orderingPredicate, quoteString, sameAggregateType} from './base.js'
-import type {ClaimOptions, Dialect, DdlOptions, DdlStatement, InboxRow, NewEventRow, RetryInput, TableNames} from './dialect.js'
-import {compile, inline, raw, sql, type Sql} from './sql.js'
+import {batchLimit, claimablePredicate, commonLiteral, indexNames, orderingPredicate, quoteString, sameAggregateType} from '../shared.js'
+import type {ClaimOptions, Dialect, DdlOptions, DdlStatement, InboxRow, NewEventRow, RetryInput, TableNames} from '../dialect.js'
+import {compile, inline, raw, sql, type Sql} from '../sql.js'
 
 const NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 const RETURNED = 'id, event_type, aggregate_type, aggregate_id, aggregate_version, payload, headers, created_at, attempts'

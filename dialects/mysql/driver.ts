@@ -2,12 +2,12 @@
 // the claim's gap locks would otherwise block producers' INSERTs (DIALECTS.md).
 import type {Pool as CallbackPool, PoolConnection as CallbackConnection} from 'mysql2'
 import type {PoolConnection} from 'mysql2/promise'
-import {sql, type Sql} from '../../dialects/index.js'
-import {mysql as dialect, READ_COMMITTED} from '../../dialects/mysql.js'
-import {redactUrl} from '../config.js'
-import {poolWaitTimeout} from './errors.js'
-import {checkNetworkUrl} from './url.js'
-import {DEFAULT_CONNECT_TIMEOUT_MS, type Db, type OpenOptions, type QueryOptions, type Queryable, type Row} from './types.js'
+import {sql, type Sql} from '../index.js'
+import {mysql as dialect, READ_COMMITTED} from './index.js'
+import {redactUrl} from '../../src/core/redact.js'
+import {poolWaitTimeout} from '../../src/db/errors.js'
+import {checkNetworkUrl} from '../../src/db/url.js'
+import {DEFAULT_CONNECT_TIMEOUT_MS, type Db, type OpenOptions, type QueryOptions, type Queryable, type Row} from '../../src/db/types.js'
 
 function queryable(target: PoolConnection): Queryable {
   async function run(statement: Sql, options?: QueryOptions) {

@@ -1,7 +1,7 @@
 // PostgreSQL 9.5+: FOR UPDATE SKIP LOCKED in a MATERIALIZED CTE, partial pending index.
-import {batchLimit, claimablePredicate, commonLiteral, indexNames, orderingPredicate, quoteString, sameAggregateType} from './base.js'
-import type {ClaimOptions, Dialect, DdlOptions, DdlStatement, InboxRow, NewEventRow, RetryInput, TableNames} from './dialect.js'
-import {compile, inline, raw, sql, type Sql} from './sql.js'
+import {batchLimit, claimablePredicate, commonLiteral, indexNames, orderingPredicate, quoteString, sameAggregateType} from '../shared.js'
+import type {ClaimOptions, Dialect, DdlOptions, DdlStatement, InboxRow, NewEventRow, RetryInput, TableNames} from '../dialect.js'
+import {compile, inline, raw, sql, type Sql} from '../sql.js'
 
 const NOW = 'now()'
 // created_at is the insert's real time, not the transaction's start: a transaction that waited
