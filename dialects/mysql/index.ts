@@ -4,44 +4,13 @@
 import {batchLimit, claimablePredicate, commonLiteral, idList, indexNames, orderingPredicate, quoteString, sameAggregateType} from '../shared.js'
 import type {ClaimOptions, Dialect, DdlOptions, DdlStatement, InboxRow, NewEventRow, RetryInput, TableNames} from '../dialect.js'
 import {compile, inline, raw, sql, type Sql} from '../sql.js'
+import {batches} from './batches.js'
+import {NOW, exactTime, quoteIdent, table, datetime, literal, addMs} from './render.js'
 
-// DATETIME(6) holding UTC: UTC_TIMESTAMP does not depend on the session time zone.
-const NOW = 'UTC_TIMESTAMP(6)'
-const exactTime = (column: string) => `DATE_FORMAT(${column}, '%Y-%m-%d %H:%i:%s.%f')`
 const SELECTED =
   'e.id, e.event_type, e.aggregate_type, e.aggregate_id, e.aggregate_version, CAST(e.payload AS CHAR) AS payload, CAST(e.headers AS CHAR) AS headers, e.created_at, e.attempts + 1 AS attempts'
 
 export const READ_COMMITTED = 'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED'
-
-function quoteIdent(name: string): string {
-  return `\`${name.replaceAll('`', '``')}\``
-}
-
-function table(names: TableNames, which: 'outbox' | 'inbox' | 'archive'): string {
-  return names.schema ? `${quoteIdent(names.schema)}.${quoteIdent(names[which])}` : quoteIdent(names[which])
-}
-
-/** 'YYYY-MM-DD HH:MM:SS.ffffff' in UTC, the text form of a DATETIME(6). */
-function datetime(date: Date): string {
-  return date.toISOString().replace('T', ' ').replace('Z', '000')
-}
-
-function literal(value: unknown): string {
-  const common = commonLiteral(value)
-  if (common !== undefined) return common
-  if (typeof value === 'string') {
-    // Backslashes and control characters mean different things with and without
-    // NO_BACKSLASH_ESCAPES; a hex literal means the same bytes under every sql_mode.
-    if (/[\\\u0000-\u001f]/.test(value)) return `_utf8mb4 X'${Buffer.from(value, 'utf8').toString('hex')}'`
-    return quoteString(value)
-  }
-  if (value instanceof Date) return quoteString(datetime(value))
-  throw new TypeError(`cannot inline a ${typeof value}`)
-}
-
-function addMs(ms: number): Sql {
-  return sql`DATE_ADD(${raw(NOW)}, INTERVAL ${ms * 1000} MICROSECOND)`
-}
 
 const EVENT_COLUMNS_DDL = `  id CHAR(36) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   event_type VARCHAR(255) NOT NULL,
@@ -259,72 +228,7 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   },
   analyze: (names) => sql`ANALYZE TABLE ${raw(table(names, 'outbox'))}`,
   dropOutbox: (names) => sql`DROP TABLE IF EXISTS ${raw(table(names, 'outbox'))}`,
-
-  // ---- operations (status, failed, replay, archive) ----
-  // The claim index (published_at, failed_at, created_at, id) already serves status's
-  // pending, failed and published-window ranges: no extra index on this dialect.
-  secondsBetween: (from, to) => `(TIMESTAMPDIFF(MICROSECOND, ${from}, ${to}) / 1000000)`,
-  // mysql2 parses DATETIME(6) into a millisecond Date; the cursor needs the microseconds.
-  exactTime,
-  writableCte: false,
-  upsert: {style: 'on-duplicate-key', updatedCountsTwice: true},
-  clusteredById: true,
-  keysetRowValues: true,
-  batchReadLocks: true,
-  updateCountsChangedRows: true,
-  // InnoDB stores rows in id order: a batch whose ids follow its (created_at, id) order is an id
-  // range. Archive's copy and delete gain from reading it so (Dialect.clusteredById); replay's
-  // UPDATE does not (1000 rows: 6.6 ms by id range, 6.4 through the created_at index), so its
-  // summary skips the span and the descent count that costs (5.0 against 3.8 ms a summary).
-  rowLocator: {column: 'id', onlyByLocator: '', updates: false},
-  batchSummary: ({sample, listed, span = true}) => batchSummary(sample, listed, span),
-}
-
-/**
- * A batch summed up over CTE `batch` (read FOR UPDATE), one pass: a GROUP BY per type, summed
- * up. The last row comes from max(CONCAT(created_at, id)): a DATETIME(6) always prints 26
- * characters, so the key orders like (created_at, id) and splits at a fixed place (both
- * strings take the id's ascii_bin collation). The locator span is only returned where the
- * batch's ids ascend in its order (time-ordered ids, as idsAscend in archive.ts) and its first
- * and last rows are rows to change, which is when an id range is the batch; else (random ids,
- * a leased row at either end) the change goes through the indexes. First and last ids alone
- * were not enough: random ids put them at the ends of a small batch by chance (1 in 42 for 7
- * rows), and the id range then ran over the table, waiting on locks of rows outside the batch.
- * This summary costs ~0.5 ms a batch more on the server than reading the 1000 rows, and
- * saves about as much parsing them in JavaScript; the descent count (LAG sorts the batch) adds
- * ~1 ms more (1000 rows, locked, quiet server: 3.7 ms p10 / 5.6 p50 against 2.7 / 4.1), the
- * price of never reading a random-id batch as an id range; paid only where the change reads
- * by span (`span`: archive, not replay). read_at: MySQL and MariaDB fix
- * UTC_TIMESTAMP(6) at the statement's start, so it is the instant `skip` judged leases at.
- * MySQL 8 has no ORDER BY inside JSON_ARRAYAGG: the sample and the listed ids are the right
- * rows (ORDER BY ... LIMIT in a derived table) and readSummary puts the sample in order.
- */
-function batchSummary(sample: number, listed: number, span: boolean): string {
-  const inOrder = 'descents = 0 AND SUBSTRING(first_key, 27) = span_lo AND SUBSTRING(last_key, 27) = span_hi'
-  // without a span, neither the locator nor the descent count (LAG sorts the batch)
-  const spans = span
-    ? {
-        out: `CASE WHEN ${inOrder} THEN span_lo END AS span_lo, CASE WHEN ${inOrder} THEN span_hi END AS span_hi,`,
-        sums: ', MIN(lo) AS span_lo, MAX(hi) AS span_hi, MIN(first_key) AS first_key, SUM(descents) AS descents',
-        groups: `, MIN(CASE WHEN skip = 0 THEN locator END) AS lo, MAX(CASE WHEN skip = 0 THEN locator END) AS hi,
-      MIN(CONCAT(created_at, id)) AS first_key, SUM(descends) AS descents`,
-        rows: '(SELECT batch.*, CASE WHEN id < LAG(id) OVER (ORDER BY created_at, id) THEN 1 ELSE 0 END AS descends FROM batch) b',
-      }
-    : {out: '', sums: '', groups: '', rows: 'batch'}
-  return `SELECT seen, changed, unchanged, by_type, ${exactTime(NOW)} AS read_at, ${spans.out}
-  LEFT(last_key, 26) AS cursor_at, SUBSTRING(last_key, 27) AS cursor_id,
-  ${sample > 0 ? `(SELECT JSON_ARRAYAGG(JSON_OBJECT('id', id, 'event_type', event_type, 'created_at', DATE_FORMAT(created_at, '%Y-%m-%dT%H:%i:%s.%fZ'))) FROM (SELECT id, event_type, created_at FROM batch WHERE skip = 0 ORDER BY created_at, id LIMIT ${Number(sample)}) s)` : "'[]'"} AS sample,
-  ${listed > 0 ? `CASE WHEN seen = changed THEN '[]' ELSE (SELECT JSON_ARRAYAGG(id) FROM (SELECT id FROM batch WHERE skip = 1 ORDER BY created_at, id LIMIT ${Number(listed)}) s) END` : "'[]'"} AS skipped_ids
-FROM (
-  SELECT SUM(n) AS seen, SUM(n - skipped) AS changed, SUM(unchanged) AS unchanged, JSON_OBJECTAGG(event_type, n - skipped) AS by_type,
-    MAX(last_key) AS last_key${spans.sums}
-  FROM (
-    SELECT event_type, COUNT(*) AS n, SUM(skip) AS skipped, SUM(CASE WHEN skip = 0 THEN unchanged ELSE 0 END) AS unchanged,
-      MAX(CONCAT(created_at, id)) AS last_key${spans.groups}
-    FROM ${spans.rows}
-    GROUP BY event_type
-  ) g
-) t`
+  batches,
 }
 
 function isMariaDb(version: string): boolean {

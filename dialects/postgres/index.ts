@@ -2,33 +2,13 @@
 import {batchLimit, claimablePredicate, commonLiteral, indexNames, orderingPredicate, quoteString, sameAggregateType} from '../shared.js'
 import type {ClaimOptions, Dialect, DdlOptions, DdlStatement, InboxRow, NewEventRow, RetryInput, TableNames} from '../dialect.js'
 import {compile, inline, raw, sql, type Sql} from '../sql.js'
+import {batches} from './batches.js'
+import {NOW, quoteIdent, table, literal, msInterval, exactUtc} from './render.js'
 
-const NOW = 'now()'
 // created_at is the insert's real time, not the transaction's start: a transaction that waited
 // for a row lock must not date its event before the one that held the lock.
 const RETURNED =
   't.id, t.event_type, t.aggregate_type, t.aggregate_id, t.aggregate_version, t.payload::text AS payload, t.headers::text AS headers, t.created_at, t.attempts'
-
-function quoteIdent(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`
-}
-
-function table(names: TableNames, which: 'outbox' | 'inbox' | 'archive'): string {
-  return names.schema ? `${quoteIdent(names.schema)}.${quoteIdent(names[which])}` : quoteIdent(names[which])
-}
-
-function literal(value: unknown): string {
-  const common = commonLiteral(value)
-  if (common !== undefined) return common
-  if (typeof value === 'string') return quoteString(value)
-  if (value instanceof Date) return `${quoteString(value.toISOString())}::timestamptz`
-  if (Array.isArray(value)) return `ARRAY[${value.map(literal).join(', ')}]`
-  throw new TypeError(`cannot inline a ${typeof value}`)
-}
-
-function msInterval(ms: number): Sql {
-  return sql`${ms}::double precision * interval '1 millisecond'`
-}
 
 // High churn: leases are HOT updates only if the page has room, and dead tuples pile up fast.
 const STORAGE = 'WITH (fillfactor = 80, autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02)'
@@ -222,35 +202,7 @@ WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggrega
   },
   analyze: (names) => sql`ANALYZE ${raw(table(names, 'outbox'))}`,
   dropOutbox: (names) => sql`DROP TABLE IF EXISTS ${raw(table(names, 'outbox'))}`,
-
-  // ---- operations (status, failed, replay, archive) ----
-  // EXTRACT returns numeric on PostgreSQL 14+, which pg hands back as a string.
-  secondsBetween: (from, to) => `EXTRACT(EPOCH FROM (${to} - ${from}))::double precision`,
-  // pg parses timestamptz into a millisecond Date; the cursor needs the microseconds.
-  exactTime: exactUtc,
-  writableCte: true,
-  upsert: {style: 'on-conflict', updatedCountsTwice: false},
-  clusteredById: false,
-  keysetRowValues: false,
-  relaxedBatchCommit: {relax: sql`SET LOCAL synchronous_commit = off`, flush: sql`SELECT txid_current() AS flushed_through`},
-  // the cursor comes from CTE batch_last, which every one-statement batch defines: sorting the
-  // batch a second time for it cost ~0.4 ms of a ~5.5 ms 1000-row archive batch
-  batchSummary: ({sample, listed}) => {
-    const exact = exactUtc
-    return `SELECT
-  (SELECT COUNT(*) FROM batch) AS seen,
-  (SELECT COUNT(*) FROM changed) AS changed,
-  (SELECT json_object_agg(event_type, n) FROM (SELECT event_type, COUNT(*) AS n FROM changed GROUP BY event_type) t) AS by_type,
-  (SELECT json_agg(json_build_object('id', id, 'event_type', event_type, 'created_at', ${exact('created_at')})) FROM (SELECT id, event_type, created_at FROM changed ORDER BY created_at, id LIMIT ${Number(sample)}) s) AS sample,
-  (SELECT json_agg(id) FROM (SELECT b.id FROM batch b WHERE NOT EXISTS (SELECT 1 FROM changed c WHERE c.id = b.id) ORDER BY b.created_at, b.id LIMIT ${Number(listed)}) s) AS skipped_ids,
-  last.cursor_at, last.id AS cursor_id
-FROM (SELECT 1) one LEFT JOIN (SELECT ${exact('created_at')} AS cursor_at, id FROM batch_last) last ON true`
-  },
-}
-
-/** a timestamptz as fixed-width ISO text in UTC with microseconds: sorts like the value, binds back equal */
-function exactUtc(column: string): string {
-  return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+  batches,
 }
 
 function supportsSkipLocked(version: string): boolean {

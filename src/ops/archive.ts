@@ -149,7 +149,7 @@ async function moveAll(ctx: OpsContext, where: Where, options: ArchiveOptions, o
   try {
     if (!file) {
       const purge = Boolean(options.delete)
-      const oneStatement = db.dialect.writableCte
+      const oneStatement = db.dialect.batches.writableCte
       const progress = await forEachSummarisedBatch(
         ctx,
         {
@@ -161,7 +161,7 @@ async function moveAll(ctx: OpsContext, where: Where, options: ArchiveOptions, o
           change: oneStatement
             ? undefined
             : (tx, {range, rows, bySpan}, reuse) =>
-                moveRange(ctx, tx, where, range, purge, {target: changeTarget(ctx, names.outbox, bySpan), locked: db.dialect.batchReadLocks ? {rows, byId: bySpan} : undefined, reuse, replacing: mode.replacing}),
+                moveRange(ctx, tx, where, range, purge, {target: changeTarget(ctx, names.outbox, bySpan), locked: db.dialect.batches.batchReadLocks ? {rows, byId: bySpan} : undefined, reuse, replacing: mode.replacing}),
         },
         // the sample is only gathered until it is full
         (position, reuse) => {
@@ -174,7 +174,7 @@ async function moveAll(ctx: OpsContext, where: Where, options: ArchiveOptions, o
       )
       return {result: done(progress)}
     }
-    if (db.dialect.writableCte) {
+    if (db.dialect.batches.writableCte) {
       const progress = await forEachStatementBatch(
         ctx,
         {size, onProgress, signal},
@@ -211,7 +211,7 @@ const TIME_COLUMNS = ['created_at', 'published_at', 'lease_until', 'failed_at'] 
  * would otherwise sort by the text alias on MySQL and PostgreSQL, past the index).
  */
 function exportColumns(ctx: OpsContext) {
-  const exact = TIME_COLUMNS.map((c) => sql.raw<string>(ctx.db.dialect.exactTime(c)).as(`${c}_text`))
+  const exact = TIME_COLUMNS.map((c) => sql.raw<string>(ctx.db.dialect.batches.exactTime(c)).as(`${c}_text`))
   return [...ALL_COLUMNS.filter((c) => c !== 'id' && c !== 'event_type'), ...exact]
 }
 
@@ -304,7 +304,7 @@ async function moveRange(ctx: OpsContext, tx: Queryable, where: Where, range: Wh
   const counted = await exec(tx, prepared(replacing ? 'copy replacing' : 'copy', copy))
   // MySQL counts a row the upsert updated twice: between rows and 2 x rows. Exact enough: the
   // delete below must take exactly the batch and leave no row of its range behind.
-  const copied = replacing && locked && db.dialect.upsert.updatedCountsTwice && counted > locked.rows && counted <= 2 * locked.rows ? locked.rows : counted
+  const copied = replacing && locked && db.dialect.batches.upsert.updatedCountsTwice && counted > locked.rows && counted <= 2 * locked.rows ? locked.rows : counted
   if (locked) expectBatch(copied, locked.rows)
   failpoint('archive.mid-batch')
   return locked ? removeLocked(locked) : expectBatch(await exec(tx, prepared('delete', remove)), copied)
@@ -317,7 +317,7 @@ async function moveRange(ctx: OpsContext, tx: Queryable, where: Where, range: Wh
  */
 function replacingOlder<T extends {onConflict: any; onDuplicateKeyUpdate: any}>(ctx: OpsContext, insert: T): T {
   const columns = [...ALL_COLUMNS.filter((c) => c !== 'id'), 'archived_at']
-  if (ctx.db.dialect.upsert.style === 'on-duplicate-key') {
+  if (ctx.db.dialect.batches.upsert.style === 'on-duplicate-key') {
     return insert.onDuplicateKeyUpdate(Object.fromEntries(columns.map((c) => [c, sql`VALUES(${sql.ref(c)})`])))
   }
   return insert.onConflict((oc: any) => oc.column('id').doUpdateSet((eb: any) => Object.fromEntries(columns.map((c) => [c, eb.ref(`excluded.${c}`)]))))
@@ -339,7 +339,7 @@ interface Locked {
 function lockedRows(ctx: OpsContext, rows: BatchRow[]): {target: ChangeTarget; locked: Locked} {
   const ids = rows.map((row) => String(row.id))
   const [first, last] = [ids[0], ids[ids.length - 1]]
-  const byId = ctx.db.dialect.clusteredById && idsAscend(ids)
+  const byId = ctx.db.dialect.batches.clusteredById && idsAscend(ids)
   const target = byId ? {table: ctx.names.outbox, within: ((eb) => [eb('id', '>=', first), eb('id', '<=', last)]) as Where} : changeTarget(ctx, ctx.names.outbox, false)
   return {target, locked: {rows: ids.length, lastId: last, byId}}
 }
@@ -384,7 +384,7 @@ function summarisedMove(ctx: OpsContext, where: Where, position: Where, size: nu
  */
 function moveStatement(ctx: OpsContext, where: Where, position: Where, size: number, purge: boolean, columns: ReturnType<typeof exportColumns> | [], replacing: boolean) {
   const {k, names, db} = ctx
-  const cursorAt = sql.raw<string>(db.dialect.exactTime('created_at'))
+  const cursorAt = sql.raw<string>(db.dialect.batches.exactTime('created_at'))
   const returned = ['id', 'event_type', cursorAt.as('cursor_at'), ...columns] as const
   const batch = k
     .with((cte) => cte('batch').materialized(), (qb) =>

@@ -84,7 +84,7 @@ export async function forEachBatch(
   step: (tx: Queryable, rows: BatchRow[], range: Where) => Promise<number>,
 ): Promise<Progress> {
   const {db, k} = ctx
-  const cursorAt = sql.raw<string>(db.dialect.exactTime('created_at'))
+  const cursorAt = sql.raw<string>(db.dialect.batches.exactTime('created_at'))
   return batchLoop(db, options, async ({position, rangeTo}) => {
     let query = k
       .selectFrom(table)
@@ -139,7 +139,7 @@ const LAST_SLOTS = {at: slot('last_at'), id: slot('last_id')}
 async function batchLoop(db: Db, options: BatchOptions, batch: (start: BatchStart) => Promise<BatchDone>): Promise<Progress> {
   return batchRun(db, async () => {
     const progress: Progress = {seen: 0, changed: 0, batches: 0}
-    const rowValues = db.dialect.keysetRowValues
+    const rowValues = db.dialect.batches.keysetRowValues
     const slotted = after(CURSOR_SLOTS, rowValues)
     const slottedRange = {first: rangeOf(() => [], LAST_SLOTS, rowValues), next: rangeOf(slotted, LAST_SLOTS, rowValues)}
     let cursor: Cursor | undefined
@@ -172,7 +172,7 @@ async function batchLoop(db: Db, options: BatchOptions, batch: (start: BatchStar
  * a loop that ends normally (done or interrupted), flushBatches and the setting's `settle`.
  */
 async function batchRun(db: Db, loop: () => Promise<Progress>): Promise<Progress> {
-  const setting = db.dialect.batchRunSetting
+  const setting = db.dialect.batches.batchRunSetting
   const [row] = setting ? await db.query(setting.read) : []
   const before = Number(Object.values(row ?? {})[0])
   const restore = () => (setting && Number.isSafeInteger(before) ? db.execute(setting.set(before)) : Promise.resolve(0))
@@ -193,14 +193,14 @@ async function batchRun(db: Db, loop: () => Promise<Progress>): Promise<Progress
 
 /** One batch's transaction; where the dialect allows, it commits without waiting for the disk (see flushBatches). */
 function batchTransaction<T>(db: Db, fn: (tx: Queryable) => Promise<T>): Promise<T> {
-  const relaxed = db.dialect.relaxedBatchCommit
+  const relaxed = db.dialect.batches.relaxedBatchCommit
   if (!relaxed) return db.transaction(fn)
   return db.transaction(fn, {first: relaxed.relax})
 }
 
 /** After the last batch (or an interruption): one commit that waits for the disk makes every batch before it durable. */
 async function flushBatches(db: Db, progress: Progress): Promise<void> {
-  const relaxed = db.dialect.relaxedBatchCommit
+  const relaxed = db.dialect.batches.relaxedBatchCommit
   if (relaxed && progress.batches > 0) await db.query(relaxed.flush)
 }
 
@@ -274,11 +274,11 @@ export function batchRead(ctx: OpsContext, where: Where, position: Where, size: 
  * `unchanged` 1 for those it will find as they should be (Dialect.updateCountsChangedRows).
  */
 export function summaryRead(ctx: OpsContext, where: Where, position: Where, size: number, wanted: SummaryWanted, skip?: RawBuilder<number>, unchanged?: RawBuilder<number>) {
-  const {rowLocator: locator, updateCountsChangedRows, batchReadLocks} = ctx.db.dialect
+  const {rowLocator: locator, updateCountsChangedRows, batchReadLocks} = ctx.db.dialect.batches
   const batch = batchRead(ctx, where, position, size, skip ?? sql<number>`0`)
     .$if(Boolean(locator) && wanted.span !== false, (qb) => qb.select(sql.raw(locator!.column).as('locator')))
     .$if(Boolean(updateCountsChangedRows), (qb) => qb.select((unchanged ?? sql<number>`0`).as('unchanged')))
-  const summary = sql.raw(ctx.db.dialect.batchSummary(wanted))
+  const summary = sql.raw(ctx.db.dialect.batches.batchSummary(wanted))
   // An embedded query compiles in parentheses already; SQLite refuses a second pair.
   // Locking: the rows stay as summed up until the change (MariaDB has no NOT MATERIALIZED).
   if (batchReadLocks) return compiled(ctx.k, sql`WITH batch AS ${batch.forUpdate()} ${summary}`)
@@ -343,7 +343,7 @@ function tightSpan(span: LocatorSpan | undefined, rows: number): LocatorSpan | u
  * otherwise through the indexes as before.
  */
 export function changeTarget(ctx: OpsContext, table: string, bySpan: boolean): {table: any; within: Where} {
-  const locator = ctx.db.dialect.rowLocator
+  const locator = ctx.db.dialect.batches.rowLocator
   if (!bySpan || !locator) return {table, within: () => []}
   const name = sql.table(ctx.names.schema ? `${ctx.names.schema}.${table}` : table)
   return {
@@ -428,7 +428,7 @@ export async function forEachSummarisedBatch(
  * dialect's summary read), then `ctes` (which must define `changed`), then the summary.
  */
 export function summarisedStatement(ctx: OpsContext, batch: ReturnType<typeof batchRead>, ctes: RawBuilder<unknown>, wanted: {sample: number; listed: number}): Compilable {
-  return compiled(ctx.k, sql`WITH batch AS MATERIALIZED (${batch}), ${BATCH_LAST}, ${ctes} ${sql.raw(ctx.db.dialect.batchSummary(wanted))}`)
+  return compiled(ctx.k, sql`WITH batch AS MATERIALIZED (${batch}), ${BATCH_LAST}, ${ctes} ${sql.raw(ctx.db.dialect.batches.batchSummary(wanted))}`)
 }
 
 function readSummary(row: Record<string, unknown>): BatchSummary {

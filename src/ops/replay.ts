@@ -185,7 +185,7 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
   const out = result(options, r, false)
   const size = options.batch ?? 1000
   if (!options.fromArchive) {
-    const oneStatement = db.dialect.writableCte
+    const oneStatement = db.dialect.batches.writableCte
     const progress = await forEachSummarisedBatch(
       ctx,
       {
@@ -205,7 +205,7 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
       },
       (position, reuse) => {
         // sample and listed ids are only gathered until they are full
-        const wanted = {sample: SAMPLE - out.sample.length, listed: LISTED_IDS - out.skippedLeasedIds.length, span: db.dialect.rowLocator?.updates}
+        const wanted = {sample: SAMPLE - out.sample.length, listed: LISTED_IDS - out.skippedLeasedIds.length, span: db.dialect.batches.rowLocator?.updates}
         const shape = `sample ${wanted.sample} listed ${wanted.listed}`
         if (oneStatement) return reuse(shape, {}, () => summarisedReplay(ctx, where, position, size, wanted))
         return reuse(shape, {}, () => summaryRead(ctx, where, position, size, wanted, leasedNow(ctx), ALREADY_DELIVERABLE))

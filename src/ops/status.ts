@@ -195,7 +195,7 @@ function oldestPending({k, names}: OpsContext, perType: boolean) {
  */
 function latencyRanks(ctx: OpsContext, windowStart: unknown, perType: boolean) {
   const {k, db, names} = ctx
-  const latency = sql.raw<number>(db.dialect.secondsBetween('created_at', 'published_at'))
+  const latency = sql.raw<number>(db.dialect.batches.secondsBetween('created_at', 'published_at'))
   const partition = perType ? sql`PARTITION BY event_type ` : sql``
   const inner = k
     .selectFrom(names.outbox)

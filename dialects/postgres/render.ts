@@ -1,0 +1,31 @@
+// postgres: quoting, literals and the database clock, shared by every part of the dialect.
+import {commonLiteral, quoteString} from '../shared.js'
+import type {TableNames} from '../dialect.js'
+import {raw, sql, type Sql} from '../sql.js'
+export const NOW = 'now()'
+
+export function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`
+}
+
+export function table(names: TableNames, which: 'outbox' | 'inbox' | 'archive'): string {
+  return names.schema ? `${quoteIdent(names.schema)}.${quoteIdent(names[which])}` : quoteIdent(names[which])
+}
+
+export function literal(value: unknown): string {
+  const common = commonLiteral(value)
+  if (common !== undefined) return common
+  if (typeof value === 'string') return quoteString(value)
+  if (value instanceof Date) return `${quoteString(value.toISOString())}::timestamptz`
+  if (Array.isArray(value)) return `ARRAY[${value.map(literal).join(', ')}]`
+  throw new TypeError(`cannot inline a ${typeof value}`)
+}
+
+export function msInterval(ms: number): Sql {
+  return sql`${ms}::double precision * interval '1 millisecond'`
+}
+
+/** a timestamptz as fixed-width ISO text in UTC with microseconds: sorts like the value, binds back equal */
+export function exactUtc(column: string): string {
+  return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+}

@@ -1,0 +1,25 @@
+// sqlite: quoting, literals and the database clock, shared by every part of the dialect.
+import {commonLiteral, quoteString} from '../shared.js'
+import type {TableNames} from '../dialect.js'
+import {raw, sql, type Sql} from '../sql.js'
+export const NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+
+export function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`
+}
+
+export function table(names: TableNames, which: 'outbox' | 'inbox' | 'archive'): string {
+  return names.schema ? `${quoteIdent(names.schema)}.${quoteIdent(names[which])}` : quoteIdent(names[which])
+}
+
+export function literal(value: unknown): string {
+  const common = commonLiteral(value)
+  if (common !== undefined) return common === 'TRUE' ? '1' : common === 'FALSE' ? '0' : common
+  if (typeof value === 'string') return quoteString(value)
+  if (value instanceof Date) return quoteString(value.toISOString())
+  throw new TypeError(`cannot inline a ${typeof value}`)
+}
+
+export function addMs(ms: number): Sql {
+  return sql`strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ${`+${(ms / 1000).toFixed(3)} seconds`})`
+}
