@@ -13,12 +13,12 @@ export async function freshTables(db, prefix) {
 }
 
 export async function dropTables(db, names) {
-  await db.execute(sql`DROP TABLE IF EXISTS ${raw(db.dialect.table(names, 'outbox'))}`).catch(() => {})
+  await db.execute(sql`DROP TABLE IF EXISTS ${raw(db.dialect.render.table(names, 'outbox'))}`).catch(() => {})
 }
 
 /** PostgreSQL: n small pending events in one statement, created_at increasing, then ANALYZE. */
 export async function seedPostgres(db, names, n) {
-  const table = raw(db.dialect.table(names, 'outbox'))
+  const table = raw(db.dialect.render.table(names, 'outbox'))
   await db.execute(sql`INSERT INTO ${table} (id, event_type, aggregate_id, payload, created_at)
 SELECT gen_random_uuid(), 'order.created', 'order-' || i, jsonb_build_object('n', i), clock_timestamp()
 FROM generate_series(1, ${n}::int) AS i`)

@@ -86,11 +86,11 @@ if (graphile) {
   const db = await lib.openDb(PG_URL, {poolSize: concurrency + 1, asyncCommit: !durable})
   const names = await freshTables(db, 'prof')
   const fillfactor = arg('fillfactor', 0)
-  if (fillfactor) await db.execute(lib.sql`ALTER TABLE ${lib.raw(db.dialect.table(names, 'outbox'))} SET (fillfactor = ${lib.raw(String(fillfactor))})`)
+  if (fillfactor) await db.execute(lib.sql`ALTER TABLE ${lib.raw(db.dialect.render.table(names, 'outbox'))} SET (fillfactor = ${lib.raw(String(fillfactor))})`)
   await seedPostgres(db, names, n)
   const d = db.dialect
   const explain = async (label, statement) => {
-    const {text, params} = d.compile(statement)
+    const {text, params} = d.render.compile(statement)
     const client = new pg.Client({connectionString: PG_URL})
     await client.connect()
     await client.query('BEGIN')
@@ -100,25 +100,25 @@ if (graphile) {
     console.log(`\n-- EXPLAIN (ANALYZE, BUFFERS) ${label}\n${plan.rows.map((r) => r['QUERY PLAN'].replace(/'\{[^}]{80,}\}'/, "'{...}'")).join('\n')}`)
   }
   const claimOptions = {batch, leaseMs: 60_000, owner: 'profile', ordering: 'none'}
-  await explain(`claim at ${n} pending`, d.claim(names, claimOptions).statement)
-  const ids = (await db.query(lib.sql`SELECT id FROM ${lib.raw(d.table(names, 'outbox'))} ORDER BY created_at, id LIMIT ${batch}`)).map((r) => r.id)
-  await explain(`mark of ${batch} at ${n} pending`, d.markPublished(names, ids))
+  await explain(`claim at ${n} pending`, d.relay.claim(names, claimOptions).statement)
+  const ids = (await db.query(lib.sql`SELECT id FROM ${lib.raw(d.render.table(names, 'outbox'))} ORDER BY created_at, id LIMIT ${batch}`)).map((r) => r.id)
+  await explain(`mark of ${batch} at ${n} pending`, d.relay.markPublished(names, ids))
   if (process.argv.includes('--mid')) {
     // Half the backlog through the same claim and mark statements, then the claim again.
     for (let done = 0; done < n / 2; done += batch) {
-      const claimed = await db.query(d.claim(names, claimOptions).statement, {prepare: true})
-      await db.execute(d.markPublished(names, claimed.map((r) => r.id)), {prepare: true})
+      const claimed = await db.query(d.relay.claim(names, claimOptions).statement, {prepare: true})
+      await db.execute(d.relay.markPublished(names, claimed.map((r) => r.id)), {prepare: true})
     }
-    await explain(`claim at ${n / 2} pending, ${n / 2} published (no vacuum in between)`, d.claim(names, claimOptions).statement)
-    await explain(`the same claim again`, d.claim(names, claimOptions).statement)
-    await db.execute(lib.sql`SELECT count(*) FROM ${lib.raw(d.table(names, 'outbox'))} WHERE published_at IS NULL`)
-    await explain(`the same claim after a count(*) of pending rows (a seq scan)`, d.claim(names, claimOptions).statement)
+    await explain(`claim at ${n / 2} pending, ${n / 2} published (no vacuum in between)`, d.relay.claim(names, claimOptions).statement)
+    await explain(`the same claim again`, d.relay.claim(names, claimOptions).statement)
+    await db.execute(lib.sql`SELECT count(*) FROM ${lib.raw(d.render.table(names, 'outbox'))} WHERE published_at IS NULL`)
+    await explain(`the same claim after a count(*) of pending rows (a seq scan)`, d.relay.claim(names, claimOptions).statement)
     const vacuum = new pg.Client({connectionString: PG_URL})
     await vacuum.connect()
     vacuum.on('notice', (m) => console.log(`  VACUUM: ${m.message.split('\n').filter((l) => /removable|tuples:|index scan/.test(l)).join(' | ')}`))
-    await vacuum.query(`VACUUM (VERBOSE) ${d.table(names, 'outbox')}`)
+    await vacuum.query(`VACUUM (VERBOSE) ${d.render.table(names, 'outbox')}`)
     await vacuum.end()
-    await explain(`the same claim after VACUUM`, d.claim(names, claimOptions).statement)
+    await explain(`the same claim after VACUUM`, d.relay.claim(names, claimOptions).statement)
   }
 
   const relay = new lib.Relay({db, publisher: noopPublisher(), tables: names, batch, concurrency, leaseMs: 60_000})

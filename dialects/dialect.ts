@@ -91,6 +91,32 @@ export interface InboxRow {
 
 export interface Dialect {
   readonly name: DialectName
+  /**
+   * A lock by name that holds until the end of the transaction it is taken in (runUnderLock):
+   * `init --apply` run by a deploy's replicas at once, consumers checking one aggregate's
+   * versions. PostgreSQL: a transaction-level advisory lock; MySQL: GET_LOCK, a session lock
+   * given back by `release` after the commit. SQLite has none: its writers take turns already
+   * (BEGIN IMMEDIATE).
+   */
+  readonly namedLock?: NamedLock
+  /** what `outbox status`, `failed`, `replay` and `archive` need of the database (dialects/batches.ts) */
+  readonly batches: BatchesPart
+  /** Writing SQL text for this database: quoting, literals, placeholders and its clock. */
+  readonly render: RenderPart
+  /** The tables and indexes `outbox init` creates, and how to see which exist. */
+  readonly ddl: DdlPart
+  /** The relay's statements: claim a batch under a lease, mark it published, retry or fail one event, give leases back. */
+  readonly relay: RelayPart
+  /** What producers and consumers write: the outbox row, and the inbox row that deduplicates. */
+  readonly events: EventsPart
+  /** What `outbox verify` asks of a live server (src/verify/). */
+  readonly verify: VerifyPart
+  /** Driver errors the code must tell apart, by their meaning rather than their codes. */
+  readonly errors: ErrorsPart
+}
+
+/** Dialect.render: Writing SQL text for this database: quoting, literals, placeholders and its clock. */
+export interface RenderPart {
   /** longest identifier the database accepts */
   readonly maxIdentifierLength: number
   quoteIdent(name: string): string
@@ -107,21 +133,19 @@ export interface Dialect {
   timeParam(date: Date): unknown
   /** text the database stores for a timestamp column, back to a Date */
   parseTime(value: unknown): Date | null
+}
 
-  ddl(names: TableNames, options: DdlOptions): DdlStatement[]
-  /**
-   * A lock by name that holds until the end of the transaction it is taken in (runUnderLock):
-   * `init --apply` run by a deploy's replicas at once, consumers checking one aggregate's
-   * versions. PostgreSQL: a transaction-level advisory lock; MySQL: GET_LOCK, a session lock
-   * given back by `release` after the commit. SQLite has none: its writers take turns already
-   * (BEGIN IMMEDIATE).
-   */
-  readonly namedLock?: NamedLock
+/** Dialect.ddl: The tables and indexes `outbox init` creates, and how to see which exist. */
+export interface DdlPart {
+  statements(names: TableNames, options: DdlOptions): DdlStatement[]
   /** a query returning one row per column of the three tables that exist: {table_name, column_name} */
   existingColumns(names: TableNames): Sql
   /** a query returning one row per existing object: {kind, name} */
   existingObjects(names: TableNames): Sql
+}
 
+/** Dialect.relay: The relay's statements: claim a batch under a lease, mark it published, retry or fail one event, give leases back. */
+export interface RelayPart {
   claim(names: TableNames, options: ClaimOptions): ClaimPlan
   /** the claim as one script, values inlined, runnable as-is in the database's own client */
   claimScript(names: TableNames, options: ClaimOptions): string
@@ -129,32 +153,30 @@ export interface Dialect {
   retry(names: TableNames, input: RetryInput): Sql
   /** give back leases that were claimed but not sent (graceful stop) */
   release(names: TableNames, ids: string[], owner: string): Sql
-  insertEvent(names: TableNames, row: NewEventRow): Sql
   /** PostgreSQL only: a NOTIFY sent at commit that wakes listening relays (a hint; polling stays the truth) */
   notify?(channel: string): Sql
   /** the LISTEN statement matching notify() */
   listen?(channel: string): Sql
+}
 
+/** Dialect.events: What producers and consumers write: the outbox row, and the inbox row that deduplicates. */
+export interface EventsPart {
+  insertEvent(names: TableNames, row: NewEventRow): Sql
   /** record (consumer, event id) in the inbox; affects 0 rows when it was already there */
   inboxInsert(names: TableNames, row: InboxRow): Sql
   /** highest aggregate_version this consumer has applied for the aggregate (column max_version) */
   inboxMaxVersion(names: TableNames, consumer: string, aggregateType: string | null, aggregateId: string): Sql
+}
 
+/** Dialect.verify: What `outbox verify` asks of a live server (src/verify/). */
+export interface VerifyPart {
   /** server version string and whether it supports SKIP LOCKED */
   serverVersion(): Sql
   supportsSkipLocked(version: string): boolean
-
-  // --- `outbox verify`: proving the claim on a live server (src/verify/) ---
   /** whether this server version can run the claim as designed, in words a user can act on */
   claimSupport(version: string): {ok: boolean; detail: string}
   /** run inside a transaction: a lock wait gives up after ms instead of blocking (undefined: SQLite's busy timeout does it) */
   lockTimeout(ms: number): Sql | undefined
-  /** the error a lock wait that gave up raises (PostgreSQL 55P03, MySQL/MariaDB 1205, SQLITE_BUSY) */
-  isLockTimeout(error: unknown): boolean
-  /** the database chose this transaction as a deadlock victim (it rolled back; safe to rerun) */
-  isDeadlock(error: unknown): boolean
-  /** a unique-key violation (PostgreSQL 23505, MySQL ER_DUP_ENTRY 1062, SQLite's primary-key constraint) */
-  isDuplicateKey(error: unknown): boolean
   /** the current transaction's isolation level as column `level` (MySQL/MariaDB: the variable's name differs); undefined on SQLite */
   isolationLevel(version: string): Sql | undefined
   /** the statement's plan (EXPLAIN / EXPLAIN QUERY PLAN) */
@@ -171,10 +193,16 @@ export interface Dialect {
   analyze(names: TableNames): Sql
   /** drop the outbox table if it exists (verify's scratch table) */
   dropOutbox(names: TableNames): Sql
+}
 
-  /** what `outbox status`, `failed`, `replay` and `archive` need of the database (dialects/batches.ts) */
-  readonly batches: BatchesPart
-
+/** Dialect.errors: Driver errors the code must tell apart, by their meaning rather than their codes. */
+export interface ErrorsPart {
+  /** the error a lock wait that gave up raises (PostgreSQL 55P03, MySQL/MariaDB 1205, SQLITE_BUSY) */
+  isLockTimeout(error: unknown): boolean
+  /** the database chose this transaction as a deadlock victim (it rolled back; safe to rerun) */
+  isDeadlock(error: unknown): boolean
+  /** a unique-key violation (PostgreSQL 23505, MySQL ER_DUP_ENTRY 1062, SQLite's primary-key constraint) */
+  isDuplicateKey(error: unknown): boolean
 }
 
 /** Dialect.namedLock: `take` returns one row, whose `got` is 0 when the lock was not had within waitSeconds; `release` where it outlives the transaction. */

@@ -47,12 +47,12 @@ export class Consumer {
       let stale = false
       if (checked) {
         const [row] = await tx.query<{max_version: number | string | null}>(
-          dialect.inboxMaxVersion(this.names, this.options.consumer, event.aggregateType ?? null, checked.aggregateId),
+          dialect.events.inboxMaxVersion(this.names, this.options.consumer, event.aggregateType ?? null, checked.aggregateId),
         )
         stale = row?.max_version != null && Number(row.max_version) >= checked.version
       }
       const inserted = await tx.execute(
-        dialect.inboxInsert(this.names, {
+        dialect.events.inboxInsert(this.names, {
           consumer: this.options.consumer,
           eventId: event.id,
           aggregateType: event.aggregateType ?? null,

@@ -74,8 +74,8 @@ function statements(dialect: Dialect, event: NewEvent, options: ProducerOptions)
   // compares as text, and consumers dedupe on it
   const id = event.id != null ? event.id.toLowerCase() : uuidv7()
   const names = resolveTables({table: options.tables?.outbox, inboxTable: options.tables?.inbox, archiveTable: options.tables?.archive, schema: options.tables?.schema}, dialect)
-  const insert = dialect.compile(
-    dialect.insertEvent(names, {
+  const insert = dialect.render.compile(
+    dialect.events.insertEvent(names, {
       id,
       eventType: event.eventType,
       aggregateType: event.aggregateType ?? null,
@@ -85,7 +85,7 @@ function statements(dialect: Dialect, event: NewEvent, options: ProducerOptions)
       headers: serialiseHeaders(event.headers),
     }),
   )
-  const notify = dialect.notify && options.notify !== false ? dialect.compile(dialect.notify(notifyChannel(names))) : undefined
+  const notify = dialect.relay.notify && options.notify !== false ? dialect.render.compile(dialect.relay.notify(notifyChannel(names))) : undefined
   return {id, insert, notify}
 }
 

@@ -36,8 +36,8 @@ function run(args: string[]): Promise<{status: number | null; stdout: string; st
 }
 
 async function checksum(db: Db, names: TableNames): Promise<string> {
-  const rows = await db.query(sql`SELECT * FROM ${raw(db.dialect.table(names, 'outbox'))} ORDER BY id`)
-  const archived = await db.query(sql`SELECT * FROM ${raw(db.dialect.table(names, 'archive'))} ORDER BY id`)
+  const rows = await db.query(sql`SELECT * FROM ${raw(db.dialect.render.table(names, 'outbox'))} ORDER BY id`)
+  const archived = await db.query(sql`SELECT * FROM ${raw(db.dialect.render.table(names, 'archive'))} ORDER BY id`)
   return `${rows.length}/${archived.length}/${createHash('sha1').update(JSON.stringify([rows, archived])).digest('hex')}`
 }
 
@@ -132,16 +132,16 @@ for (const [name, url] of [['sqlite', sqliteUrl()], ...(pgAvailable ? [['postgre
       names = uniqueTables(`bad${name.slice(0, 2)}`)
       await applyInit(db, names, {inbox: true, archive: true})
       const ids = await seedEvents(db, names, {count: 30, base: new Date(Date.now() - 3 * 86_400_000), stepMs: 60_000})
-      const t = raw(db.dialect.table(names, 'outbox'))
+      const t = raw(db.dialect.render.table(names, 'outbox'))
       await db.execute(sql`UPDATE ${t} SET published_at = created_at WHERE id IN (${raw(ids.slice(0, 10).map((i) => `'${i}'`).join(', '))})`)
       await db.execute(sql`UPDATE ${t} SET failed_at = created_at, attempts = 10, last_error = 'boom' WHERE id = ${ids[20]}`)
       // a table with the wrong columns
-      await db.execute(sql`CREATE TABLE ${raw(db.dialect.quoteIdent(`${names.outbox}_wrong`))} (id TEXT, something TEXT)`)
+      await db.execute(sql`CREATE TABLE ${raw(db.dialect.render.quoteIdent(`${names.outbox}_wrong`))} (id TEXT, something TEXT)`)
       ctx = {url, t: ['--table', names.outbox, '--inbox-table', names.inbox, '--archive-table', names.archive]}
       before = await checksum(db, names)
     })
     afterAll(async () => {
-      await db.execute(sql`DROP TABLE IF EXISTS ${raw(db.dialect.quoteIdent(`${names.outbox}_wrong`))}`).catch(() => {})
+      await db.execute(sql`DROP TABLE IF EXISTS ${raw(db.dialect.render.quoteIdent(`${names.outbox}_wrong`))}`).catch(() => {})
       await dropTables(db, names)
       await db.close()
     })

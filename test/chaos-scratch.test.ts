@@ -25,7 +25,7 @@ for (const target of matrix) {
       const prefix = `chaos_taken_${Math.random().toString(16).slice(2, 8)}`
       const t = runTables(prefix)
       const {scenario} = await loadScenario(undefined)
-      const table = raw(db.dialect.quoteIdent(t.outbox.outbox))
+      const table = raw(db.dialect.render.quoteIdent(t.outbox.outbox))
       try {
         await db.execute(sql`CREATE TABLE ${table} (n INTEGER)`)
         for (let i = 0; i < rows; i++) await db.execute(sql`INSERT INTO ${table} (n) VALUES (${i})`)
@@ -33,7 +33,7 @@ for (const target of matrix) {
         expect(refused).toBeInstanceOf(UsageError)
         expect(refused.message).toContain(`chaos scratch table ${t.outbox.outbox} already exists${rows ? ` and holds ${rows} row(s)` : ''}`)
         // the other tables of the run were not created, the taken one is untouched
-        const inbox = await db.query(sql`SELECT COUNT(*) AS n FROM ${raw(db.dialect.quoteIdent(t.outbox.inbox))}`).catch((e) => e)
+        const inbox = await db.query(sql`SELECT COUNT(*) AS n FROM ${raw(db.dialect.render.quoteIdent(t.outbox.inbox))}`).catch((e) => e)
         expect(inbox).toBeInstanceOf(Error)
         const [row] = await db.query<{n: unknown}>(sql`SELECT COUNT(*) AS n FROM ${table}`)
         expect(Number(row.n)).toBe(rows)

@@ -27,13 +27,13 @@ for (const target of matrix) {
     let db: Db
     let names: TableNames
     let ctx: VerifyContext
-    const table = () => raw(db.dialect.table(names, 'outbox'))
+    const table = () => raw(db.dialect.render.table(names, 'outbox'))
 
     beforeAll(async () => {
       db = await openDb(target.url)
       names = uniqueTables(`cc${target.dialect.slice(0, 2)}`)
       await applyInit(db, names, {inbox: false, archive: false})
-      const [row] = await db.query<{version: string}>(db.dialect.serverVersion())
+      const [row] = await db.query<{version: string}>(db.dialect.verify.serverVersion())
       ctx = new VerifyContext(target.url, db, names, String(row.version), {})
     })
     afterAll(async () => {
@@ -69,7 +69,7 @@ for (const target of matrix) {
         for (let version = 1; version <= 40; version++) {
           const id = uuidv7()
           written.push(id)
-          await tx.execute(db.dialect.insertEvent(names, {id, eventType: 'order.changed', aggregateType: 'order', aggregateId: 'order-1', aggregateVersion: version, payload: '{}', headers: null}))
+          await tx.execute(db.dialect.events.insertEvent(names, {id, eventType: 'order.changed', aggregateType: 'order', aggregateId: 'order-1', aggregateVersion: version, payload: '{}', headers: null}))
         }
       })
       expect(idsOf(await claimBatch(db, names, opts('relay-order', 100)))).toEqual(written)
@@ -94,7 +94,7 @@ for (const target of matrix) {
           const waiting = second.transaction((tx) => claimOn(tx, db.dialect, withoutSkipLocked(db.dialect)(names, opts('relay-b'))))
           const error = await waiting.then(() => undefined, (e: unknown) => e)
           expect(error, 'the claim without SKIP LOCKED did not wait').toBeDefined()
-          expect(db.dialect.isLockTimeout(error)).toBe(true)
+          expect(db.dialect.errors.isLockTimeout(error)).toBe(true)
         } finally {
           await first.release()
         }
@@ -117,7 +117,7 @@ for (const target of matrix) {
       it('LIMIT holds with stale statistics: analyzed at one row, then many inserted, a claim of 2 leases exactly 2', async () => {
         await db.execute(sql`DELETE FROM ${table()}`)
         await seedEvents(db, names, {count: 1})
-        await db.execute(db.dialect.analyze(names))
+        await db.execute(db.dialect.verify.analyze(names))
         await seedEvents(db, names, {count: 500, base: new Date(Date.now() - 1_800_000)})
         const [stats] = await db.query<{reltuples: number}>(sql`SELECT reltuples::float8 AS reltuples FROM pg_class WHERE relname = ${names.outbox}`)
         expect(stats.reltuples).toBe(1)
@@ -137,12 +137,12 @@ for (const target of matrix) {
 
     if (target.dialect === 'mysql') {
       it('runs at READ COMMITTED on every connection (@@tx_isolation on MariaDB, @@transaction_isolation on MySQL)', async () => {
-        const [{version}] = await db.query<{version: string}>(db.dialect.serverVersion())
+        const [{version}] = await db.query<{version: string}>(db.dialect.verify.serverVersion())
         const variable = /mariadb/i.test(version) ? '@@tx_isolation' : '@@transaction_isolation'
         for (const session of [db, await ctx.session()]) {
           const [row] = await session.transaction((tx) => tx.query<{level: string}>(sql`SELECT ${raw(variable)} AS level`))
           expect(row.level).toBe('READ-COMMITTED')
-          const [viaDialect] = await session.transaction((tx) => tx.query<{level: string}>(db.dialect.isolationLevel(version)!))
+          const [viaDialect] = await session.transaction((tx) => tx.query<{level: string}>(db.dialect.verify.isolationLevel(version)!))
           expect(viaDialect.level).toBe('READ-COMMITTED')
         }
       })
@@ -155,7 +155,7 @@ for (const target of matrix) {
         try {
           const producer = await lockTimedSession()
           const error = await producer.transaction((tx) => tx.execute(ctx.insert(1))).then(() => undefined, (e: unknown) => e)
-          expect(db.dialect.isLockTimeout(error)).toBe(true)
+          expect(db.dialect.errors.isLockTimeout(error)).toBe(true)
         } finally {
           await held.release()
         }
@@ -165,10 +165,10 @@ for (const target of matrix) {
         const ids = await fresh(300)
         // a realistic table: most events published, a few pending
         await db.execute(sql`UPDATE ${table()} SET published_at = UTC_TIMESTAMP(6) WHERE id IN (${raw(ids.slice(0, 280).map((id) => `'${id}'`).join(', '))})`)
-        await db.execute(db.dialect.analyze(names))
-        const plan = db.dialect.claim(names, opts('relay-a', 25))
+        await db.execute(db.dialect.verify.analyze(names))
+        const plan = db.dialect.relay.claim(names, opts('relay-a', 25))
         if (plan.kind !== 'lock-then-update') throw new Error('expected the two-statement claim')
-        const rows = await db.query<{key: string | null; Extra: string | null; type: string}>(db.dialect.explain(plan.lock))
+        const rows = await db.query<{key: string | null; Extra: string | null; type: string}>(db.dialect.verify.explain(plan.lock))
         expect(rows).toHaveLength(1)
         expect(rows[0].key).toBe(`${names.outbox}_claim_idx`)
         expect(rows[0].Extra ?? '').not.toMatch(/filesort/i)
@@ -191,7 +191,7 @@ for (const target of matrix) {
       it('a second process waits for the single writer, then claims the other rows', async () => {
         const ids = await fresh(4)
         const first = await ctx.hold(await ctx.session(), opts('relay-a'))
-        const {text, params} = db.dialect.compile((db.dialect.claim(names, opts('relay-b')) as {statement: never}).statement)
+        const {text, params} = db.dialect.render.compile((db.dialect.relay.claim(names, opts('relay-b')) as {statement: never}).statement)
         const child = spawn(process.execPath, ['-e', CHILD], {env: {...process.env, DB: sqlitePath(target.url), TEXT: text, PARAMS: JSON.stringify(params)}})
         let out = ''
         child.stdout.on('data', (d) => (out += d))

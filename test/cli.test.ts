@@ -70,7 +70,7 @@ describe('outbox init --url --apply, twice', () => {
         expect(first.status).toBe(0)
         expect(first.stdout).toMatch(new RegExp(`^created  table ${names.outbox}$`, 'm'))
         expect(first.stdout).toMatch(/created \d+ object\(s\)\n$/)
-        const objects = async () => (await db.query<{kind: string; name: string}>(db.dialect.existingObjects(names))).map((r) => `${r.kind}:${r.name}`).sort()
+        const objects = async () => (await db.query<{kind: string; name: string}>(db.dialect.ddl.existingObjects(names))).map((r) => `${r.kind}:${r.name}`).sort()
         const before = await objects()
         expect(before.filter((o) => o.startsWith('table:'))).toHaveLength(3)
         const second = run([...args, '--json'])
@@ -174,7 +174,7 @@ describe('bad input: exit 2, one line on stderr, no stack, no password, nothing 
     for (const target of matrix.filter((t) => t.available && t.dialect !== 'sqlite')) {
       const db = await openDb(target.url, {poolSize: 1})
       try {
-        expect(await db.query(db.dialect.existingObjects(guard))).toEqual([])
+        expect(await db.query(db.dialect.ddl.existingObjects(guard))).toEqual([])
       } finally {
         await db.close()
       }

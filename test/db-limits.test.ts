@@ -201,7 +201,7 @@ for (const target of matrix) {
         const names = uniqueTables('lim')
         await applyInit(admin, names, {inbox: false, archive: false})
         const login = await dedicatedLogin(admin, target.url, 'stmt_limit')
-        const outbox = admin.dialect.table(names, 'outbox')
+        const outbox = admin.dialect.render.table(names, 'outbox')
         const u = new URL(login.url)
         if (target.dialect === 'postgres') {
           await admin.execute(sql`${raw(`ALTER ROLE ${login.user} SET statement_timeout = '300ms'`)}`)

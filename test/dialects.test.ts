@@ -30,7 +30,7 @@ for (const target of matrix) {
     })
 
     async function fresh(n: number, seed: Parameters<typeof seedEvents>[2] = {count: n}) {
-      await db.execute(sql`DELETE FROM ${raw(db.dialect.table(names, 'outbox'))}`)
+      await db.execute(sql`DELETE FROM ${raw(db.dialect.render.table(names, 'outbox'))}`)
       return seedEvents(db, names, {...seed, count: n})
     }
 
@@ -65,11 +65,11 @@ for (const target of matrix) {
 
     it('init --apply refuses a table by that name made by something else, by name, and creates nothing', async () => {
       const other = uniqueTables('dls')
-      const t = raw(db.dialect.table(other, 'outbox'))
+      const t = raw(db.dialect.render.table(other, 'outbox'))
       await db.execute(sql`CREATE TABLE ${t} (id VARCHAR(36) PRIMARY KEY, foo TEXT)`)
       try {
         await expect(applyInit(db, other, all)).rejects.toThrow(new RegExp(`the outbox table ${other.outbox} exists but has no event_type, aggregate_type, .*failed_at columns: it was not made by outbox init`))
-        const objects = await db.query<{name: string}>(db.dialect.existingObjects(other))
+        const objects = await db.query<{name: string}>(db.dialect.ddl.existingObjects(other))
         expect(objects.map((o) => String(o.name)).filter((n) => n !== other.outbox && !/pkey|autoindex|PRIMARY/i.test(n))).toEqual([])
       } finally {
         await dropTables(db, other)
@@ -81,7 +81,7 @@ for (const target of matrix) {
       try {
         await applyInit(db, other, {inbox: false, archive: false})
         const claimIndex = target.dialect === 'mysql' ? `${other.outbox}_claim_idx` : `${other.outbox}_pending_idx`
-        await db.execute(target.dialect === 'mysql' ? sql`DROP INDEX ${raw(db.dialect.quoteIdent(claimIndex))} ON ${raw(db.dialect.table(other, 'outbox'))}` : sql`DROP INDEX ${raw(db.dialect.quoteIdent(claimIndex))}`)
+        await db.execute(target.dialect === 'mysql' ? sql`DROP INDEX ${raw(db.dialect.render.quoteIdent(claimIndex))} ON ${raw(db.dialect.render.table(other, 'outbox'))}` : sql`DROP INDEX ${raw(db.dialect.render.quoteIdent(claimIndex))}`)
         const repaired = await applyInit(db, other, {inbox: false, archive: false})
         expect(repaired.upToDate).toBe(false)
         expect(repaired.statements.filter((s) => s.status === 'created').map((s) => s.name)).toEqual([claimIndex])
@@ -148,7 +148,7 @@ for (const target of matrix) {
       }
       expect(await claimBatch(db, names, opts())).toEqual([])
       const rows = await db.query<{attempts: number; last_error: string; failed_at: unknown}>(
-        sql`SELECT attempts, last_error, failed_at FROM ${raw(db.dialect.table(names, 'outbox'))}`,
+        sql`SELECT attempts, last_error, failed_at FROM ${raw(db.dialect.render.table(names, 'outbox'))}`,
       )
       expect(rows[0]).toMatchObject({attempts: 3, last_error: 'boom 3'})
       expect(rows[0].failed_at).not.toBeNull()
@@ -185,10 +185,10 @@ for (const target of matrix) {
 
     it('the printed claim script runs as-is and claims the oldest rows', async () => {
       const ids = await fresh(3)
-      const script = db.dialect.claimScript(names, opts({owner: "o'brien"}))
+      const script = db.dialect.relay.claimScript(names, opts({owner: "o'brien"}))
       await runScript(target.url, db, script)
       const rows = await db.query<{id: string; lease_owner: string}>(
-        sql`SELECT id, lease_owner FROM ${raw(db.dialect.table(names, 'outbox'))} WHERE lease_owner IS NOT NULL ORDER BY created_at`,
+        sql`SELECT id, lease_owner FROM ${raw(db.dialect.render.table(names, 'outbox'))} WHERE lease_owner IS NOT NULL ORDER BY created_at`,
       )
       expect(rows.map((r) => r.id)).toEqual(ids.slice(0, 2))
       expect(rows[0].lease_owner).toBe("o'brien")

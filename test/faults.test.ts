@@ -38,7 +38,7 @@ for (const target of servers) {
     })
 
     it('the relay survives its connections being killed mid-run and delivers everything', async () => {
-      await admin.execute(sql`DELETE FROM ${raw(admin.dialect.table(names, 'outbox'))}`)
+      await admin.execute(sql`DELETE FROM ${raw(admin.dialect.render.table(names, 'outbox'))}`)
       const login = await dedicatedLogin(admin, target.url)
       const db = await openDb(login.url, {poolSize: 2})
       const logger = countingLogger()
@@ -72,7 +72,7 @@ for (const target of servers) {
     })
 
     it('8 relays and 2 producers at full speed: no lost event, no double claim within a live lease, no surfaced deadlock', async () => {
-      await admin.execute(sql`DELETE FROM ${raw(admin.dialect.table(names, 'outbox'))}`)
+      await admin.execute(sql`DELETE FROM ${raw(admin.dialect.render.table(names, 'outbox'))}`)
       const deliveries = new Map<string, {owner: string; at: number}[]>()
       const logger = countingLogger()
       const relays: Relay[] = []
@@ -134,7 +134,7 @@ async function writeEventVia(tx: {execute: Db['execute']}, db: Db, names: TableN
   const {uuidv7} = await import('../src/core/uuid.js')
   const id = uuidv7()
   await tx.execute(
-    db.dialect.insertEvent(names, {id, eventType: 'load.test', aggregateType: null, aggregateId: `agg-${n % 50}`, aggregateVersion: null, payload: JSON.stringify({n}), headers: null}),
+    db.dialect.events.insertEvent(names, {id, eventType: 'load.test', aggregateType: null, aggregateId: `agg-${n % 50}`, aggregateVersion: null, payload: JSON.stringify({n}), headers: null}),
   )
   return id
 }
@@ -165,10 +165,10 @@ for (const target of matrix) {
         vi.useRealTimers()
         // only the two never-claimed events, never the honest relay's live leases
         expect(skewed.map((e) => e.id).filter((id) => first.some((f) => f.id === id))).toEqual([])
-        await db.execute(sql`UPDATE ${raw(db.dialect.table(names, 'outbox'))} SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ${`skewed${skewHours}`}`)
+        await db.execute(sql`UPDATE ${raw(db.dialect.render.table(names, 'outbox'))} SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ${`skewed${skewHours}`}`)
       }
       // a lapsed lease, by the database clock, is taken over even by a skewed process
-      await db.execute(sql`UPDATE ${raw(db.dialect.table(names, 'outbox'))} SET lease_until = ${db.dialect.timeParam(new Date(Date.now() - 60_000))} WHERE lease_owner = 'honest'`)
+      await db.execute(sql`UPDATE ${raw(db.dialect.render.table(names, 'outbox'))} SET lease_until = ${db.dialect.render.timeParam(new Date(Date.now() - 60_000))} WHERE lease_owner = 'honest'`)
       vi.useFakeTimers({toFake: ['Date']})
       vi.setSystemTime(Date.now() - 6 * 3_600_000)
       const taken = await claimBatch(db, names, {batch: 10, leaseMs: 30_000, owner: 'skewed-late'})

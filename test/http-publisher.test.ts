@@ -205,7 +205,7 @@ for (const target of matrix) {
       expect(await count(db, names, 'published_at IS NOT NULL')).toBe(30)
       const acked = new Set(up.received.map((r) => String(r.headers['idempotency-key'])))
       expect(acked).toEqual(new Set(ids))
-      const rows = await db.query<{attempts: number}>(sql`SELECT attempts FROM ${raw(db.dialect.table(names, 'outbox'))} WHERE id = ${ids[7]}`)
+      const rows = await db.query<{attempts: number}>(sql`SELECT attempts FROM ${raw(db.dialect.render.table(names, 'outbox'))} WHERE id = ${ids[7]}`)
       // the 500 (an answer, so the event's own attempt) and the delivery; the outage counted none
       expect(Number(rows[0].attempts)).toBe(2)
     })

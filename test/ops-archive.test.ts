@@ -77,7 +77,7 @@ for (const target of matrix) {
       try {
         let run!: Promise<unknown>
         await other.transaction(async (tx) => {
-          await tx.query(sql`SELECT id FROM ${raw(db.dialect.table(names, 'outbox'))} WHERE id = ${inserted[8]} FOR UPDATE`)
+          await tx.query(sql`SELECT id FROM ${raw(db.dialect.render.table(names, 'outbox'))} WHERE id = ${inserted[8]} FOR UPDATE`)
           run = archive(db, names, {before: cutoff(), batch: 4})
           await until(async () => (await ids(db, names, 'archive')).length === 8, 15_000, 'batches 1 and 2 committed while row 9 is held')
         })
@@ -118,7 +118,7 @@ for (const target of matrix) {
                 fn({
                   ...tx,
                   execute: async (s, o) => {
-                    if (!entered && /^delete/i.test(db.dialect.compile(s).text.trim())) {
+                    if (!entered && /^delete/i.test(db.dialect.render.compile(s).text.trim())) {
                       entered = true // another session, committed before the delete runs
                       await insertRows(db, names, now, [intruder])
                     }
@@ -244,7 +244,7 @@ for (const target of matrix) {
         expect(r.archived).toBe(3 + BULK)
         expect(await ids(db, names, 'archive')).toEqual(moved())
         expect(await ids(db, names, 'outbox')).toEqual(kept())
-        const [row] = await db.query(sql`SELECT event_type, payload FROM ${raw(db.dialect.table(names, 'archive'))} WHERE id = ${id.old}`)
+        const [row] = await db.query(sql`SELECT event_type, payload FROM ${raw(db.dialect.render.table(names, 'archive'))} WHERE id = ${id.old}`)
         expect(row.event_type).toBe('a')
         expect(typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload).toEqual({n: 0})
         if (withFile) expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(3 + BULK)
@@ -329,7 +329,7 @@ for (const target of matrix) {
     async function rowsOf(list: string[], which: 'outbox' | 'archive' = 'outbox') {
       const {raw, sql, join: joinSql} = await import('../dialects/index.js')
       const cols = 'id, event_type, aggregate_type, aggregate_id, aggregate_version, payload, headers, created_at, published_at, attempts, lease_owner, lease_until, last_error, failed_at'
-      return sql`SELECT ${raw(cols)} FROM ${raw(db.dialect.table(names, which))} WHERE id IN (${joinSql(list.map((i) => sql`${i}`))}) ORDER BY id`
+      return sql`SELECT ${raw(cols)} FROM ${raw(db.dialect.render.table(names, which))} WHERE id IN (${joinSql(list.map((i) => sql`${i}`))}) ORDER BY id`
     }
   })
 }

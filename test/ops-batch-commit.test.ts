@@ -31,15 +31,15 @@ function recording(db: Db): {db: Db; steps: Step[]; commits: number[]} {
   const commits: number[] = []
   let transactions = 0
   const record = (target: Queryable, tx?: number): Queryable => ({
-    query: (statement, options) => (steps.push({text: db.dialect.compile(statement).text, tx, prepare: options?.prepare}), target.query(statement, options)),
-    execute: (statement, options) => (steps.push({text: db.dialect.compile(statement).text, tx, prepare: options?.prepare}), target.execute(statement, options)),
+    query: (statement, options) => (steps.push({text: db.dialect.render.compile(statement).text, tx, prepare: options?.prepare}), target.query(statement, options)),
+    execute: (statement, options) => (steps.push({text: db.dialect.render.compile(statement).text, tx, prepare: options?.prepare}), target.execute(statement, options)),
   })
   const wrapped: Db = {
     ...db,
     ...record(db),
     transaction: async (fn, options) => {
       const n = transactions++
-      if (options?.first) steps.push({text: db.dialect.compile(options.first).text, tx: n})
+      if (options?.first) steps.push({text: db.dialect.render.compile(options.first).text, tx: n})
       const result = await db.transaction((tx) => fn(record(tx, n)), options)
       commits.push(steps.length) // statements recorded before this commit
       return result
@@ -85,8 +85,8 @@ for (const target of matrix) {
           expect(relaxed).toBeUndefined()
           return
         }
-        const relax = db.dialect.compile(relaxed!.relax).text
-        const flush = db.dialect.compile(relaxed!.flush).text
+        const relax = db.dialect.render.compile(relaxed!.relax).text
+        const flush = db.dialect.render.compile(relaxed!.flush).text
         for (const id of batchIds) expect(inBatches.find((s) => s.tx === id)?.text, `batch ${id} starts relaxed`).toBe(relax)
         // the one statement that does a batch's work has the same text from the second batch on: kept prepared
         const work = inBatches.filter((s) => s.text !== relax)
@@ -102,7 +102,7 @@ for (const target of matrix) {
 
     it('a transaction\'s `first` statement runs inside it: rolled back with it, committed with it', async () => {
       await seed(2)
-      const table = rawTable(db.dialect.table(names, 'outbox'))
+      const table = rawTable(db.dialect.render.table(names, 'outbox'))
       const first = sql`UPDATE ${table} SET attempts = 7`
       const attempts = async (q: Queryable = db) => Number((await q.query<{n: number}>(sql`SELECT SUM(attempts) AS n FROM ${table}`))[0].n)
       await expect(db.transaction(async () => Promise.reject(new Error('undo')), {first})).rejects.toThrow('undo')
@@ -145,7 +145,7 @@ for (const target of matrix) {
       copyFileSync(sqlitePath(target.url), copy)
       const alone = await openDb(`sqlite:${copy}`)
       try {
-        const [row] = await alone.query<{n: number}>(sql`SELECT COUNT(*) AS n FROM ${rawTable(db.dialect.table(names, 'outbox'))} WHERE published_at IS NULL AND attempts = 0`)
+        const [row] = await alone.query<{n: number}>(sql`SELECT COUNT(*) AS n FROM ${rawTable(db.dialect.render.table(names, 'outbox'))} WHERE published_at IS NULL AND attempts = 0`)
         expect(Number(row.n)).toBe(25)
       } finally {
         await alone.close()
@@ -163,13 +163,13 @@ for (const target of matrix) {
       await clear(db, names)
       const now = await databaseNow(db)
       await insertRows(db, names, now, Array.from({length: 30}, (_, i) => ({created: -5 * 86_400 + i, published: -4 * 86_400, attempts: 1})))
-      const table = rawTable(db.dialect.table(names, 'outbox'))
+      const table = rawTable(db.dialect.render.table(names, 'outbox'))
       const bounded = <T>(work: Promise<T>) =>
         Promise.race([work, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('waited on a lock outside the selection')), 20_000))])
       await db.transaction(async (producer) => {
         await insertRows({...db, transaction: (fn) => fn(producer)} as Db, names, now, [{created: 0}]) // uncommitted, created now
         expect((await bounded(replay(db, names, {since: '30d', until: '1d', batch: 10}))).replayed).toBe(30)
-        await db.execute(sql`UPDATE ${table} SET published_at = created_at WHERE created_at < ${db.dialect.timeParam(new Date(now.getTime() - 86_400_000))}`)
+        await db.execute(sql`UPDATE ${table} SET published_at = created_at WHERE created_at < ${db.dialect.render.timeParam(new Date(now.getTime() - 86_400_000))}`)
         expect((await bounded(archive(db, names, {before: '1d', minPublishedAgeMs: 0, batch: 10}))).archived).toBe(30)
       })
     }, 60_000)

@@ -132,7 +132,7 @@ for (const target of matrix) {
     // SQLite is left out: a batch waiting for the write lock blocks the event loop in the busy timeout (5 s) and then fails on its own
     it.skipIf(target.dialect === 'sqlite')('a second SIGTERM exits at once; the batch in flight (blocked on a row lock) rolls back', async () => {
       await reset()
-      const table = db.dialect.table(names, 'outbox')
+      const table = db.dialect.render.table(names, 'outbox')
       const inOrder = await db.query<{id: string}>(sql`SELECT id FROM ${raw(table)} ORDER BY created_at, id`)
       const locked = inOrder[20 * BATCH].id
       let result!: Awaited<ReturnType<typeof cliAsync>['done']>
@@ -155,7 +155,7 @@ for (const target of matrix) {
 
     it.skipIf(target.dialect === 'sqlite')('--timeout while a batch waits on a lock: exit 2, one line, the batch rolls back', async () => {
       await reset()
-      const table = db.dialect.table(names, 'outbox')
+      const table = db.dialect.render.table(names, 'outbox')
       const inOrder = await db.query<{id: string}>(sql`SELECT id FROM ${raw(table)} ORDER BY created_at, id`)
       let result!: Awaited<ReturnType<typeof cliAsync>['done']>
       await db.transaction(async (tx) => {
@@ -262,7 +262,7 @@ function serverGoesAway(target: Target, fixture: () => Fixture) {
           : sql`${raw(`ALTER USER '${user}'@'%' WITH MAX_USER_CONNECTIONS 1`)}`,
       )
       if (target.dialect === 'mysql') await f.db.execute(sql`${raw(`ALTER USER '${user}'@'localhost' WITH MAX_USER_CONNECTIONS 1`)}`)
-      else for (const which of ['outbox', 'archive'] as const) await f.db.execute(sql`${raw(`GRANT ALL ON ${f.db.dialect.table(f.names, which)} TO ${user}`)}`)
+      else for (const which of ['outbox', 'archive'] as const) await f.db.execute(sql`${raw(`GRANT ALL ON ${f.db.dialect.render.table(f.names, which)} TO ${user}`)}`)
       const holder = await openDb(login.url, {poolSize: 1})
       try {
         for (const args of [['status', '--url', login.url, '--table', f.names.outbox], f.archiveArgs(login.url)]) {
@@ -283,7 +283,7 @@ function serverGoesAway(target: Target, fixture: () => Fixture) {
       const login = await dedicatedLogin(f.db, target.url, 'status_kill')
       const lockHolder = await openDb(target.url, {poolSize: 1})
       try {
-        const table = f.db.dialect.table(f.names, 'outbox')
+        const table = f.db.dialect.render.table(f.names, 'outbox')
         const run = await lockAndRun(lockHolder, table, () => cliAsync(['status', '--url', login.url, '--table', f.names.outbox]), async () => {
           // kill the status session once it is blocked on the table
           await until(async () => (await login.blocked()) > 0, 20_000, 'status blocked on the lock')

@@ -31,7 +31,7 @@ for (const target of matrix) {
     let id: Record<string, string>
     const iso = (seconds: number) => new Date(now.getTime() + seconds * 1000).toISOString()
     const flags = () => ['--url', target.url, '--table', names.outbox, '--archive-table', names.archive]
-    const outbox = () => raw(db.dialect.table(names, 'outbox'))
+    const outbox = () => raw(db.dialect.render.table(names, 'outbox'))
 
     async function reset() {
       await clear(db, names)

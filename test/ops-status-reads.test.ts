@@ -47,7 +47,7 @@ for (const target of matrix) {
       now = await databaseNow(db)
       await insertRows(db, names, now, backlog())
       await insertHistory(db, names, now, HISTORY)
-      await db.execute(db.dialect.analyze(names))
+      await db.execute(db.dialect.verify.analyze(names))
     })
     afterAll(async () => {
       await dropTables(db, names)
@@ -55,7 +55,7 @@ for (const target of matrix) {
     })
 
     it(`each statement reads only its part of the table, not the ${HISTORY} rows of history`, async () => {
-      if (!db.dialect.analyzeRows) return expectPartialIndexes()
+      if (!db.dialect.verify.analyzeRows) return expectPartialIndexes()
       expect(await statusRowsRead(db, names, {windowMs: 3_600_000}, now)).toEqual(EXPECTED_ROWS)
       expect(await statusRowsRead(db, names, {windowMs: 3_600_000, byType: true}, now)).toEqual(EXPECTED_ROWS_BY_TYPE)
     })
@@ -66,7 +66,7 @@ for (const target of matrix) {
       const partial = [ix.pending, ix.failed, ix.published]
       const statements = await statusStatements(db, names, {windowMs: 3_600_000, byType: true}, now)
       for (const [part, statement] of Object.entries(statements)) {
-        const plan = await db.query<{detail: string}>(db.dialect.explain(statement))
+        const plan = await db.query<{detail: string}>(db.dialect.verify.explain(statement))
         const accesses = plan.map((row) => row.detail).filter((detail) => new RegExp(`^(SCAN|SEARCH) ${names.outbox}\\b`).test(detail))
         expect(accesses.length, part).toBeGreaterThan(0)
         for (const detail of accesses) expect(partial.some((name) => new RegExp(`INDEX ${name}\\b`).test(detail)), `${part}: ${detail}`).toBe(true)

@@ -85,7 +85,7 @@ for (const target of matrix) {
       expect(await count(db, names, `id = '${ids[0]}'`)).toBe(1)
       expect(await count(db, names, `id = '${ids[1]}'`)).toBe(0)
       const [row] = await db.query<{event_type: string; headers: unknown; payload: unknown}>(
-        sql`SELECT event_type, headers, payload FROM ${raw(db.dialect.table(names, 'outbox'))} WHERE id = ${ids[0]}`,
+        sql`SELECT event_type, headers, payload FROM ${raw(db.dialect.render.table(names, 'outbox'))} WHERE id = ${ids[0]}`,
       )
       const json = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v)
       expect(json(row.payload)).toEqual({n: 1})

@@ -79,7 +79,7 @@ for (const target of matrix) {
     })
 
     it('4 relay processes at once deliver every event exactly once', async () => {
-      await db.execute(sql`DELETE FROM ${raw(db.dialect.table(names, 'outbox'))}`)
+      await db.execute(sql`DELETE FROM ${raw(db.dialect.render.table(names, 'outbox'))}`)
       const ids = await seedEvents(db, names, {count: 400, stepMs: 10})
       const r = await receiver()
       const args = ['--url', target.url, '--table', names.outbox, '--publisher', 'http', '--target', r.url, '--batch', '10', '--once', '--quiet']
@@ -108,7 +108,7 @@ describe('outbox relay (sqlite)', () => {
   const base = () => ['--url', sqliteTarget.url, '--table', names.outbox]
 
   it('--once exits 1 with the counts in --json when events are left failed', async () => {
-    await db.execute(sql`DELETE FROM ${raw(db.dialect.table(names, 'outbox'))}`)
+    await db.execute(sql`DELETE FROM ${raw(db.dialect.render.table(names, 'outbox'))}`)
     const ids = await seedEvents(db, names, {count: 4})
     const r = await receiver((id) => (id === ids[2] ? 500 : 204))
     const run = await start([...base(), '--publisher', 'http', '--target', r.url, '--once', '--max-attempts', '1', '--json']).done
@@ -122,7 +122,7 @@ describe('outbox relay (sqlite)', () => {
   // better-sqlite3 is synchronous: without a turn of the event loop between batches, a relay
   // with a backlog only saw SIGTERM once the whole backlog was sent
   it('SIGTERM with a large backlog stops after the batch in flight, not after the backlog', async () => {
-    await db.execute(sql`DELETE FROM ${raw(db.dialect.table(names, 'outbox'))}`)
+    await db.execute(sql`DELETE FROM ${raw(db.dialect.render.table(names, 'outbox'))}`)
     const total = 100_000
     await seedEvents(db, names, {count: total, stepMs: 1})
     const relay = start([...base(), '--publisher', 'stdout', '--log-format', 'json'])
@@ -138,7 +138,7 @@ describe('outbox relay (sqlite)', () => {
   })
 
   it('--once stops on SIGTERM after the batch in flight too, hands back the rest and exits 143', async () => {
-    await db.execute(sql`DELETE FROM ${raw(db.dialect.table(names, 'outbox'))}`)
+    await db.execute(sql`DELETE FROM ${raw(db.dialect.render.table(names, 'outbox'))}`)
     const total = 100_000
     await seedEvents(db, names, {count: total, stepMs: 1})
     const relay = start([...base(), '--publisher', 'stdout', '--log-format', 'json', '--once'])
@@ -153,7 +153,7 @@ describe('outbox relay (sqlite)', () => {
   })
 
   it('--once exits 1 when events are left retrying (in backoff)', async () => {
-    await db.execute(sql`DELETE FROM ${raw(db.dialect.table(names, 'outbox'))}`)
+    await db.execute(sql`DELETE FROM ${raw(db.dialect.render.table(names, 'outbox'))}`)
     const ids = await seedEvents(db, names, {count: 3})
     const r = await receiver((id) => (id === ids[0] ? 503 : 200))
     const run = await start([...base(), '--publisher', 'http', '--target', r.url, '--once', '--backoff', '1m..1m']).done
@@ -166,7 +166,7 @@ describe('outbox relay (sqlite)', () => {
   })
 
   it('runs until SIGTERM, serves metrics meanwhile, then stops gracefully with exit 0', async () => {
-    await db.execute(sql`DELETE FROM ${raw(db.dialect.table(names, 'outbox'))}`)
+    await db.execute(sql`DELETE FROM ${raw(db.dialect.render.table(names, 'outbox'))}`)
     await seedEvents(db, names, {count: 7})
     const r = await receiver()
     const relay = start([...base(), '--publisher', 'http', '--target', r.url, '--poll', '50ms', '--metrics-port', '0', '--log-format', 'json'])
@@ -191,7 +191,7 @@ describe('outbox relay (sqlite)', () => {
   })
 
   it('a crash at relay.after-send leaves the events sent but unmarked; the next run resends them', async () => {
-    await db.execute(sql`DELETE FROM ${raw(db.dialect.table(names, 'outbox'))}`)
+    await db.execute(sql`DELETE FROM ${raw(db.dialect.render.table(names, 'outbox'))}`)
     const ids = await seedEvents(db, names, {count: 3})
     const r = await receiver()
     const crashed = await start([...base(), '--publisher', 'http', '--target', r.url, '--once', '--lease', '1s'], {OUTBOX_FAILPOINTS: 'relay.after-send=kill'}).done
@@ -199,7 +199,7 @@ describe('outbox relay (sqlite)', () => {
     expect(crashed.stderr).toContain('outbox-failpoint relay.after-send')
     expect(new Set(r.ids)).toEqual(new Set(ids))
     expect(await count(db, names, 'published_at IS NULL AND lease_owner IS NOT NULL')).toBe(3)
-    await until(async () => (await count(db, names, `lease_until < ${db.dialect.now}`)) === 3, 10_000, 'the lease to lapse')
+    await until(async () => (await count(db, names, `lease_until < ${db.dialect.render.now}`)) === 3, 10_000, 'the lease to lapse')
     const rerun = await start([...base(), '--publisher', 'http', '--target', r.url, '--once']).done
     await r.close()
     expect(rerun.code).toBe(0)
@@ -208,7 +208,7 @@ describe('outbox relay (sqlite)', () => {
   })
 
   it('bad input is one line on stderr with exit 2 and nothing changed', async () => {
-    await db.execute(sql`DELETE FROM ${raw(db.dialect.table(names, 'outbox'))}`)
+    await db.execute(sql`DELETE FROM ${raw(db.dialect.render.table(names, 'outbox'))}`)
     await seedEvents(db, names, {count: 1})
     for (const args of [
       ['--publisher', 'http'],

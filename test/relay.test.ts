@@ -30,7 +30,7 @@ for (const target of matrix) {
 
     const relay = (options: Partial<RelayOptions> & Pick<RelayOptions, 'publisher'>) => new Relay({db, tables: names, pollMs: 50, ...options})
     const row = async (id: string) =>
-      (await db.query<EventRow>(sql`SELECT id, attempts, published_at, failed_at, lease_owner, lease_until, last_error FROM ${raw(db.dialect.table(names, 'outbox'))} WHERE id = ${id}`))[0]
+      (await db.query<EventRow>(sql`SELECT id, attempts, published_at, failed_at, lease_owner, lease_until, last_error FROM ${raw(db.dialect.render.table(names, 'outbox'))} WHERE id = ${id}`))[0]
 
     beforeAll(async () => {
       db = await openDb(target.url)
@@ -38,7 +38,7 @@ for (const target of matrix) {
       await applyInit(db, names, {inbox: true, archive: false})
     })
     beforeEach(async () => {
-      await db.execute(sql`DELETE FROM ${raw(db.dialect.table(names, 'outbox'))}`)
+      await db.execute(sql`DELETE FROM ${raw(db.dialect.render.table(names, 'outbox'))}`)
     })
     afterAll(async () => {
       for (const d of extra) await d.close()
@@ -113,7 +113,7 @@ for (const target of matrix) {
       expect(r.lease_owner).toBeNull()
       expect(r.failed_at).toBeNull()
       // jittered delay is between half and all of 60s
-      const due = await count(db, names, `id = '${id}' AND lease_until > ${db.dialect.now}`)
+      const due = await count(db, names, `id = '${id}' AND lease_until > ${db.dialect.render.now}`)
       expect(due).toBe(1)
       expect((await relay({publisher}).drainOnce()).batches).toBe(0)
       expect(publisher.sent).toHaveLength(1)
@@ -153,7 +153,7 @@ for (const target of matrix) {
       const second = await relay({publisher: fast, owner: 'fast'}).drainOnce()
       expect(second.published).toBe(1)
       const [{published_at: markedAt}] = await db.query<{published_at: unknown}>(
-        sql`SELECT published_at FROM ${raw(db.dialect.table(names, 'outbox'))} WHERE id = ${id}`,
+        sql`SELECT published_at FROM ${raw(db.dialect.render.table(names, 'outbox'))} WHERE id = ${id}`,
       )
       hold.open()
       expect((await first).published).toBe(1)

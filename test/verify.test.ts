@@ -16,7 +16,7 @@ const byId = (report: VerifyReport) => Object.fromEntries(report.checks.map((c) 
 async function scratchExists(url: string, table: string): Promise<boolean> {
   const db = await openDb(url, {poolSize: 1})
   try {
-    const rows = await db.query(db.dialect.existingObjects({outbox: table, inbox: `${table}_in`, archive: `${table}_ar`}))
+    const rows = await db.query(db.dialect.ddl.existingObjects({outbox: table, inbox: `${table}_in`, archive: `${table}_ar`}))
     return rows.length > 0
   } finally {
     await db.close()
@@ -174,7 +174,7 @@ describe('server check', () => {
       ['postgres', '11.22'],
       ['sqlite', '3.34.1'],
     ] as const) {
-      const support = DIALECTS[dialect].claimSupport(version)
+      const support = DIALECTS[dialect].verify.claimSupport(version)
       expect(support.ok, version).toBe(false)
       expect(support.detail).toMatch(/has no (SKIP LOCKED|FOR UPDATE SKIP LOCKED|UPDATE \.\.\. RETURNING|WITH \.\.\. AS MATERIALIZED) \(needs [\d.]+\+\)/)
     }
@@ -186,7 +186,7 @@ describe('server check', () => {
       ['postgres', '15.20 (Debian 15.20-0+deb12u1)'],
       ['sqlite', '3.35.0'],
     ] as const) {
-      expect(DIALECTS[dialect].claimSupport(version).ok, version).toBe(true)
+      expect(DIALECTS[dialect].verify.claimSupport(version).ok, version).toBe(true)
     }
   })
 })

@@ -38,7 +38,7 @@ SELECT printf('00000000-0000-7000-8000-%012x', ${raw(String(ID_TOP))} - i), 'typ
 }
 
 export async function loadHistory(db, n, from, to) {
-  const t = db.dialect.table(n, 'outbox')
+  const t = db.dialect.render.table(n, 'outbox')
   const step = db.dialect.name === 'sqlite' ? 500_000 : 1_000_000
   for (let a = from; a <= to; a += step) {
     const b = Math.min(to, a + step - 1)
@@ -49,9 +49,9 @@ export async function loadHistory(db, n, from, to) {
 }
 
 export async function loadBacklog(db, n) {
-  const t = raw(db.dialect.table(n, 'outbox'))
+  const t = raw(db.dialect.render.table(n, 'outbox'))
   const now = await databaseNow(db)
-  const at = (s) => (s === null ? null : db.dialect.timeParam(new Date(now.getTime() + s * 1000)))
+  const at = (s) => (s === null ? null : db.dialect.render.timeParam(new Date(now.getTime() + s * 1000)))
   const rows = []
   for (let i = 0; i < 1000; i++) {
     const lease = i < 200 ? ['relay', 600, 1] : i < 300 ? ['relay', -60, 1] : i < 400 ? [null, 30, 2] : [null, null, 0]
@@ -72,14 +72,14 @@ VALUES (${id}, ${`type${i % 4}`}, ${`agg-${i}`}, '{"n":1}', ${at(r.created)}, ${
 // has no visibility map (index-only scans visit the heap) and an insert-triggered autovacuum
 // starts during whatever is measured next (seen: status on 10M rows at 14.9 ms against 3.8-4.8).
 async function analyze(db, n) {
-  const t = raw(db.dialect.table(n, 'outbox'))
+  const t = raw(db.dialect.render.table(n, 'outbox'))
   if (db.dialect.name === 'mysql') await db.query(sql`ANALYZE TABLE ${t}`)
   else if (db.dialect.name === 'postgres') await db.execute(sql`VACUUM (ANALYZE) ${t}`)
   else await db.execute(sql`ANALYZE ${t}`)
 }
 
 export async function fresh(db, n) {
-  for (const which of ['outbox', 'inbox', 'archive']) await db.execute(sql`DROP TABLE IF EXISTS ${raw(db.dialect.table(n, which))}`)
+  for (const which of ['outbox', 'inbox', 'archive']) await db.execute(sql`DROP TABLE IF EXISTS ${raw(db.dialect.render.table(n, which))}`)
   await applyInit(db, n, {inbox: false, archive: true})
 }
 
@@ -115,7 +115,7 @@ export async function statusScaling(url, sizes, runs, log) {
       log(`${db.dialect.name} status at ${size}: ${fmt(summary(plain).median)} ms (by type ${fmt(summary(byType).median)} ms), rows read ${read ?? 'n/a'}, load ${fmt(loadMs / 1000)} s, settled in ${fmt(settleMs / 1000)} s`)
     }
   } finally {
-    for (const which of ['outbox', 'archive']) await db.execute(sql`DROP TABLE IF EXISTS ${raw(db.dialect.table(n, which))}`)
+    for (const which of ['outbox', 'archive']) await db.execute(sql`DROP TABLE IF EXISTS ${raw(db.dialect.render.table(n, which))}`)
     await db.close()
   }
   return rows
@@ -156,17 +156,17 @@ function child(op, url, n, options, nodeFlags = [], gcEvery = undefined) {
 const COLS = 'id, event_type, aggregate_type, aggregate_id, aggregate_version, payload, headers, created_at, published_at, attempts, lease_owner, lease_until, last_error, failed_at'
 
 function bulkArchive(db, n, beforeParam, publishedParam) {
-  const o = raw(db.dialect.table(n, 'outbox'))
-  const a = raw(db.dialect.table(n, 'archive'))
+  const o = raw(db.dialect.render.table(n, 'outbox'))
+  const a = raw(db.dialect.render.table(n, 'archive'))
   const where = sql`created_at < ${beforeParam} AND published_at IS NOT NULL AND failed_at IS NULL AND published_at < ${publishedParam}`
   return db.transaction(async (tx) => {
-    await tx.execute(sql`INSERT INTO ${a} (${raw(COLS)}, archived_at) SELECT ${raw(COLS)}, ${raw(db.dialect.now)} FROM ${o} WHERE ${where}`)
+    await tx.execute(sql`INSERT INTO ${a} (${raw(COLS)}, archived_at) SELECT ${raw(COLS)}, ${raw(db.dialect.render.now)} FROM ${o} WHERE ${where}`)
     return tx.execute(sql`DELETE FROM ${o} WHERE ${where}`)
   })
 }
 
 function bulkReplay(db, n, sinceParam) {
-  const o = raw(db.dialect.table(n, 'outbox'))
+  const o = raw(db.dialect.render.table(n, 'outbox'))
   return db.transaction((tx) =>
     tx.execute(sql`UPDATE ${o} SET published_at = NULL, failed_at = NULL, lease_owner = NULL, lease_until = NULL, last_error = NULL, attempts = 0 WHERE created_at >= ${sinceParam}`),
   )
@@ -237,13 +237,13 @@ export async function throughput(url, size, runs, batch, log) {
     }
     for (let r = 0; r < runs; r++) {
       const a = await pair('archive', {before: cutoff.toISOString(), batch}, () =>
-        bulkArchive(db, n, db.dialect.timeParam(cutoff), db.dialect.timeParam(published)),
+        bulkArchive(db, n, db.dialect.render.timeParam(cutoff), db.dialect.render.timeParam(published)),
       )
-      const p = await pair('replay', {since: since.toISOString(), batch}, () => bulkReplay(db, n, db.dialect.timeParam(since)))
+      const p = await pair('replay', {since: since.toISOString(), batch}, () => bulkReplay(db, n, db.dialect.render.timeParam(since)))
       log(`${db.dialect.name} ${size} batch ${batch} run ${r + 1}: ${a}; ${p}`)
     }
   } finally {
-    for (const which of ['outbox', 'archive']) await db.execute(sql`DROP TABLE IF EXISTS ${raw(db.dialect.table(n, which))}`)
+    for (const which of ['outbox', 'archive']) await db.execute(sql`DROP TABLE IF EXISTS ${raw(db.dialect.render.table(n, which))}`)
     await db.close()
   }
   for (const op of ['archive', 'replay']) {
@@ -300,7 +300,7 @@ export async function purgeHeldOff(url, size, rounds, log) {
       log(`mysql purge control ${size} round ${r + 1}: archive ${fmt(out.archive.beside.at(-1), 0)} rows/s with purge beside, ${fmt(out.archive.heldOff.at(-1), 0)} held off; replay ${fmt(out.replay.beside.at(-1), 0)} / ${fmt(out.replay.heldOff.at(-1), 0)}`)
     }
   } finally {
-    for (const which of ['outbox', 'archive']) await db.execute(sql`DROP TABLE IF EXISTS ${raw(db.dialect.table(n, which))}`)
+    for (const which of ['outbox', 'archive']) await db.execute(sql`DROP TABLE IF EXISTS ${raw(db.dialect.render.table(n, which))}`)
     await db.close()
   }
   for (const op of ['archive', 'replay']) out[op] = {beside: summary(out[op].beside), heldOff: summary(out[op].heldOff)}
@@ -336,7 +336,7 @@ export async function youngGeneration(url, sizes, log) {
       log(`${db.dialect.name} archive ${size}: peak RSS ${fmt(plain.maxRssMb)} MB (${fmt(plain.seconds, 2)} s), young generation capped ${fmt(capped.maxRssMb)} MB (${fmt(capped.seconds, 2)} s), live heap ${fmt(liveMb.first, 2)} -> ${fmt(liveMb.last, 2)} MB`)
     }
   } finally {
-    for (const which of ['outbox', 'archive']) await db.execute(sql`DROP TABLE IF EXISTS ${raw(db.dialect.table(n, which))}`)
+    for (const which of ['outbox', 'archive']) await db.execute(sql`DROP TABLE IF EXISTS ${raw(db.dialect.render.table(n, which))}`)
     await db.close()
   }
   return rows

@@ -28,7 +28,7 @@ const noop = {name: 'noop', publish: async (events) => events.map(() => ({ok: tr
 /** Fresh table contents: `count` pending events, created_at increasing. */
 async function seed(db, names, count) {
   const d = db.dialect
-  const table = rawSql(d.table(names, 'outbox'))
+  const table = rawSql(d.render.table(names, 'outbox'))
   await db.execute(d.name === 'sqlite' ? sql`DELETE FROM ${table}` : sql`TRUNCATE TABLE ${table}`)
   if (d.name === 'postgres') {
     await db.execute(sql`INSERT INTO ${table} (id, event_type, aggregate_id, payload, created_at)
@@ -42,7 +42,7 @@ FROM generate_series(1, ${count}) AS i`)
     await db.transaction(async (tx) => {
       const rows = []
       for (let i = start; i < Math.min(count, start + 500); i++) {
-        rows.push(sql`(${randomUUID()}, 'order.created', ${`order-${i}`}, ${JSON.stringify({n: i})}, ${d.timeParam(new Date(base + i))})`)
+        rows.push(sql`(${randomUUID()}, 'order.created', ${`order-${i}`}, ${JSON.stringify({n: i})}, ${d.render.timeParam(new Date(base + i))})`)
       }
       await tx.execute(sql`INSERT INTO ${table} (id, event_type, aggregate_id, payload, created_at) VALUES ${join(rows)}`)
     })
@@ -57,18 +57,18 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 250))
 async function rawLoop(dialectName, url, names) {
   const d = DIALECTS[dialectName]
   const options = {batch: BATCH, leaseMs: 30_000, owner: OWNER}
-  const plan = d.claim(names, options)
+  const plan = d.relay.claim(names, options)
   let total = 0
   if (dialectName === 'postgres') {
     const pg = (await import('pg')).default
     const client = new pg.Client({connectionString: url})
     await client.connect()
-    const claim = d.compile(plan.statement)
+    const claim = d.render.compile(plan.statement)
     const started = performance.now()
     for (;;) {
       const {rows} = await client.query({name: 'raw_claim', text: claim.text, values: claim.params})
       if (rows.length === 0) break
-      const mark = d.compile(d.markPublished(names, rows.map((r) => r.id)))
+      const mark = d.render.compile(d.relay.markPublished(names, rows.map((r) => r.id)))
       await client.query({name: 'raw_mark', text: mark.text, values: mark.params})
       total += rows.length
     }
@@ -82,7 +82,7 @@ async function rawLoop(dialectName, url, names) {
     const conn = await mysql2.createConnection({host: u.hostname, port: Number(u.port || 3306), user: decodeURIComponent(u.username), password: decodeURIComponent(u.password), database: u.pathname.slice(1), timezone: 'Z'})
     await conn.query(READ_COMMITTED)
     await conn.query("SET time_zone = '+00:00'")
-    const lock = d.compile(plan.lock)
+    const lock = d.render.compile(plan.lock)
     const started = performance.now()
     for (;;) {
       await conn.query('START TRANSACTION')
@@ -92,10 +92,10 @@ async function rawLoop(dialectName, url, names) {
         break
       }
       const ids = rows.map((r) => r.id)
-      const update = d.compile(plan.update(ids))
+      const update = d.render.compile(plan.update(ids))
       await conn.query(update.text, update.params)
       await conn.query('COMMIT')
-      const mark = d.compile(d.markPublished(names, ids))
+      const mark = d.render.compile(d.relay.markPublished(names, ids))
       await conn.query(mark.text, mark.params)
       total += rows.length
     }
@@ -107,13 +107,13 @@ async function rawLoop(dialectName, url, names) {
   const database = new Database(url.slice('sqlite:'.length), {timeout: 5000})
   database.pragma('journal_mode = WAL')
   database.pragma('synchronous = NORMAL')
-  const claim = d.compile(plan.statement)
+  const claim = d.render.compile(plan.statement)
   const claimStatement = database.prepare(claim.text)
   const started = performance.now()
   for (;;) {
     const rows = claimStatement.all(...claim.params)
     if (rows.length === 0) break
-    const mark = d.compile(d.markPublished(names, rows.map((r) => r.id)))
+    const mark = d.render.compile(d.relay.markPublished(names, rows.map((r) => r.id)))
     database.prepare(mark.text).run(...mark.params)
     total += rows.length
   }
@@ -200,7 +200,7 @@ export default async function relay({quick, log}) {
         log(`postgres scale run ${i + 1}: 1 relay ${fmt(pair[1], 0)}/s, 2 relays ${fmt(pair[2], 0)}/s, 4 relays ${fmt(pair[4], 0)}/s (x${fmt(pair[2] / pair[1], 2)}, x${fmt(pair[4] / pair[1], 2)})`)
       }
     }
-    await db.execute(sql`DROP TABLE IF EXISTS ${rawSql(db.dialect.table(names, 'outbox'))}`)
+    await db.execute(sql`DROP TABLE IF EXISTS ${rawSql(db.dialect.render.table(names, 'outbox'))}`)
     await db.close()
     const quartiles = {p25: percentile(r.ratio, 25), p75: percentile(r.ratio, 75)}
     raw[dialect] = {events: n, raw: summary(r.raw), relay: summary(r.relay), ratio: {...summary(r.ratio), ...quartiles, pairs: r.ratio}, ...(r.scale ? {one: summary(r.one), two: summary(r.two), four: summary(r.four), scale2: summary(r.scale2), scale: summary(r.scale)} : {})}

@@ -11,7 +11,7 @@ import {DEFAULT_CONNECT_TIMEOUT_MS, type Db, type OpenOptions, type QueryOptions
 
 function queryable(target: PoolConnection): Queryable {
   async function run(statement: Sql, options?: QueryOptions) {
-    const {text, params} = dialect.compile(statement)
+    const {text, params} = dialect.render.compile(statement)
     // execute() keeps a server-side prepared statement per connection; query() interpolates.
     const [result] = options?.prepare ? await target.execute(text, params as never) : await target.query(text, params)
     return result

@@ -144,91 +144,101 @@ FROM ${outbox} e JOIN outbox_claim_ids c ON c.id = e.id ORDER BY e.created_at, e
 
 export const mysql: Dialect = {
   name: 'mysql',
-  maxIdentifierLength: 64,
-  quoteIdent,
-  table,
-  placeholder: () => '?',
-  literal,
-  compile: (fragment) => compile(fragment, () => '?'),
-  inline: (fragment) => inline(fragment, literal),
-  now: NOW,
-  timeParam: datetime,
-  parseTime: (value) => {
-    if (value == null) return null
-    if (value instanceof Date) return value
-    return new Date(`${String(value).replace(' ', 'T')}Z`)
-  },
-  ddl,
   namedLock: {take: (key, waitSeconds) => sql`SELECT GET_LOCK(${key}, ${waitSeconds}) AS got`, release: (key) => sql`SELECT RELEASE_LOCK(${key}) AS released`},
-  existingObjects,
-  existingColumns,
-  claim: (names, options) => ({
-    kind: 'lock-then-update',
-    session: [sql`${raw(READ_COMMITTED)}`],
-    lock: lockStatement(names, options, SELECTED),
-    update: (ids) => sql`UPDATE ${raw(table(names, 'outbox'))} ${leaseSet(options)} WHERE id IN (${idList(ids)})`,
-  }),
-  claimScript,
-  markPublished: (names, ids) =>
-    sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL, failed_at = NULL
+  batches,
+  render: {
+    maxIdentifierLength: 64,
+    quoteIdent,
+    table,
+    placeholder: () => '?',
+    literal,
+    compile: (fragment) => compile(fragment, () => '?'),
+    inline: (fragment) => inline(fragment, literal),
+    now: NOW,
+    timeParam: datetime,
+    parseTime: (value) => {
+      if (value == null) return null
+      if (value instanceof Date) return value
+      return new Date(`${String(value).replace(' ', 'T')}Z`)
+    },
+  },
+  ddl: {
+    statements: ddl,
+    existingObjects,
+    existingColumns,
+  },
+  relay: {
+    claim: (names, options) => ({
+      kind: 'lock-then-update',
+      session: [sql`${raw(READ_COMMITTED)}`],
+      lock: lockStatement(names, options, SELECTED),
+      update: (ids) => sql`UPDATE ${raw(table(names, 'outbox'))} ${leaseSet(options)} WHERE id IN (${idList(ids)})`,
+    }),
+    claimScript,
+    markPublished: (names, ids) =>
+      sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL, failed_at = NULL
 WHERE id IN (${idList(ids)}) AND published_at IS NULL`,
-  retry: (names, r: RetryInput) =>
-    sql`UPDATE ${raw(table(names, 'outbox'))}
+    retry: (names, r: RetryInput) =>
+      sql`UPDATE ${raw(table(names, 'outbox'))}
 SET lease_owner = NULL, lease_until = ${addMs(r.delayMs)}, last_error = ${r.error},
   ${r.refund ? raw('attempts = GREATEST(attempts - 1, 0), failed_at = NULL') : sql`failed_at = CASE WHEN attempts >= ${r.maxAttempts} THEN ${raw(NOW)} ELSE NULL END`}
 WHERE id = ${r.id} AND lease_owner = ${r.owner} AND published_at IS NULL`,
-  release: (names, ids, owner) =>
-    sql`UPDATE ${raw(table(names, 'outbox'))} SET lease_owner = NULL, lease_until = NULL, attempts = GREATEST(attempts - 1, 0)
+    release: (names, ids, owner) =>
+      sql`UPDATE ${raw(table(names, 'outbox'))} SET lease_owner = NULL, lease_until = NULL, attempts = GREATEST(attempts - 1, 0)
 WHERE id IN (${idList(ids)}) AND lease_owner = ${owner} AND published_at IS NULL`,
-  insertEvent: (names, row: NewEventRow) =>
-    sql`INSERT INTO ${raw(table(names, 'outbox'))} (id, event_type, aggregate_type, aggregate_id, aggregate_version, payload, headers, created_at)
+  },
+  events: {
+    insertEvent: (names, row: NewEventRow) =>
+      sql`INSERT INTO ${raw(table(names, 'outbox'))} (id, event_type, aggregate_type, aggregate_id, aggregate_version, payload, headers, created_at)
 VALUES (${row.id}, ${row.eventType}, ${row.aggregateType}, ${row.aggregateId}, ${row.aggregateVersion}, ${row.payload}, ${row.headers}, ${raw(NOW)})`,
-  // Not INSERT IGNORE: that would also turn real errors (bad values) into warnings.
-  inboxInsert: (names, row: InboxRow) =>
-    sql`INSERT INTO ${raw(table(names, 'inbox'))} (consumer, event_id, aggregate_type, aggregate_id, aggregate_version, processed_at)
+    // Not INSERT IGNORE: that would also turn real errors (bad values) into warnings.
+    inboxInsert: (names, row: InboxRow) =>
+      sql`INSERT INTO ${raw(table(names, 'inbox'))} (consumer, event_id, aggregate_type, aggregate_id, aggregate_version, processed_at)
 VALUES (${row.consumer}, ${row.eventId}, ${row.aggregateType}, ${row.aggregateId}, ${row.aggregateVersion}, ${raw(NOW)})
 ON DUPLICATE KEY UPDATE event_id = event_id`,
-  inboxMaxVersion: (names, consumer, aggregateType, aggregateId) =>
-    sql`SELECT MAX(aggregate_version) AS max_version FROM ${raw(table(names, 'inbox'))}
+    inboxMaxVersion: (names, consumer, aggregateType, aggregateId) =>
+      sql`SELECT MAX(aggregate_version) AS max_version FROM ${raw(table(names, 'inbox'))}
 WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggregateType(aggregateType)}`,
-  serverVersion: () => sql`SELECT VERSION() AS version`,
-  supportsSkipLocked,
-
-  // --- outbox verify ---
-  claimSupport: (version) => {
-    const product = isMariaDb(version) ? 'MariaDB' : 'MySQL'
-    const needs = isMariaDb(version) ? '10.6+' : '8.0.1+'
-    return supportsSkipLocked(version)
-      ? {ok: true, detail: `${product} ${version}: SELECT ... FOR UPDATE SKIP LOCKED supported (${needs})`}
-      : {
-          ok: false,
-          detail: `${product} ${version} has no SKIP LOCKED (needs ${needs}): concurrent relays would wait on each other's rows or claim nothing. Upgrade the server`,
-        }
   },
-  // Whole seconds, at least 1: the variable takes no fractions.
-  lockTimeout: (ms) => sql`SET SESSION innodb_lock_wait_timeout = ${raw(String(Math.max(1, Math.ceil(ms / 1000))))}`,
-  isLockTimeout: (error) => (error as {errno?: number})?.errno === 1205,
-  isDeadlock: (error) => (error as {errno?: number})?.errno === 1213,
-  isDuplicateKey: (error) => (error as {errno?: number})?.errno === 1062,
-  // MySQL 8 removed tx_isolation; MariaDB 10.11 has only tx_isolation.
-  isolationLevel: (version) => sql`SELECT ${raw(isMariaDb(version) ? '@@tx_isolation' : '@@transaction_isolation')} AS level`,
-  explain: (statement) => sql`EXPLAIN ${statement}`,
-  // MariaDB's; MySQL 8's EXPLAIN ANALYZE prints a text tree instead
-  analyzeRows: {
-    statement: (statement) => sql`ANALYZE FORMAT=JSON ${statement}`,
-    rowsRead: (result, name) => {
-      let rows = 0
-      const text = String(Object.values(result[0] ?? {})[0] ?? '{}')
-      JSON.parse(text, (_key, value) => {
-        if (value?.table_name === name) rows += Number(value.r_rows ?? 0) * Number(value.r_loops ?? 0)
-        return value
-      })
-      return rows
+  verify: {
+    serverVersion: () => sql`SELECT VERSION() AS version`,
+    supportsSkipLocked,
+    claimSupport: (version) => {
+      const product = isMariaDb(version) ? 'MariaDB' : 'MySQL'
+      const needs = isMariaDb(version) ? '10.6+' : '8.0.1+'
+      return supportsSkipLocked(version)
+        ? {ok: true, detail: `${product} ${version}: SELECT ... FOR UPDATE SKIP LOCKED supported (${needs})`}
+        : {
+            ok: false,
+            detail: `${product} ${version} has no SKIP LOCKED (needs ${needs}): concurrent relays would wait on each other's rows or claim nothing. Upgrade the server`,
+          }
     },
+    // Whole seconds, at least 1: the variable takes no fractions.
+    lockTimeout: (ms) => sql`SET SESSION innodb_lock_wait_timeout = ${raw(String(Math.max(1, Math.ceil(ms / 1000))))}`,
+    // MySQL 8 removed tx_isolation; MariaDB 10.11 has only tx_isolation.
+    isolationLevel: (version) => sql`SELECT ${raw(isMariaDb(version) ? '@@tx_isolation' : '@@transaction_isolation')} AS level`,
+    explain: (statement) => sql`EXPLAIN ${statement}`,
+    // MariaDB's; MySQL 8's EXPLAIN ANALYZE prints a text tree instead
+    analyzeRows: {
+      statement: (statement) => sql`ANALYZE FORMAT=JSON ${statement}`,
+      rowsRead: (result, name) => {
+        let rows = 0
+        const text = String(Object.values(result[0] ?? {})[0] ?? '{}')
+        JSON.parse(text, (_key, value) => {
+          if (value?.table_name === name) rows += Number(value.r_rows ?? 0) * Number(value.r_loops ?? 0)
+          return value
+        })
+        return rows
+      },
+    },
+    analyze: (names) => sql`ANALYZE TABLE ${raw(table(names, 'outbox'))}`,
+    dropOutbox: (names) => sql`DROP TABLE IF EXISTS ${raw(table(names, 'outbox'))}`,
   },
-  analyze: (names) => sql`ANALYZE TABLE ${raw(table(names, 'outbox'))}`,
-  dropOutbox: (names) => sql`DROP TABLE IF EXISTS ${raw(table(names, 'outbox'))}`,
-  batches,
+  errors: {
+    isLockTimeout: (error) => (error as {errno?: number})?.errno === 1205,
+    isDeadlock: (error) => (error as {errno?: number})?.errno === 1213,
+    isDuplicateKey: (error) => (error as {errno?: number})?.errno === 1062,
+  },
 }
 
 function isMariaDb(version: string): boolean {

@@ -14,7 +14,7 @@ const named = new WeakMap<readonly string[], {text: string; name?: string}>()
 
 function config(statement: Sql, options?: QueryOptions): QueryConfig {
   let known = named.get(statement.chunks)
-  if (!known) named.set(statement.chunks, (known = {text: postgres.compile(statement).text}))
+  if (!known) named.set(statement.chunks, (known = {text: postgres.render.compile(statement).text}))
   if (options?.prepare) known.name ??= 'outbox_' + createHash('sha1').update(known.text).digest('hex').slice(0, 16)
   return {text: known.text, values: [...statement.values], name: options?.prepare ? known.name : undefined}
 }
@@ -80,7 +80,7 @@ export async function openPostgres(url: string, options: OpenOptions = {}): Prom
     async transaction(fn, options) {
       const client = await connect()
       try {
-        const first = options?.first && postgres.compile(options.first)
+        const first = options?.first && postgres.render.compile(options.first)
         if (first && first.params.length) throw new TypeError('a transaction\'s first statement takes no parameters')
         // a query without values goes as one simple-protocol message, which may hold two statements
         await client.query(first ? `BEGIN; ${first.text}` : 'BEGIN')
@@ -119,7 +119,7 @@ export async function openPostgres(url: string, options: OpenOptions = {}): Prom
       client.on('notification', notified)
       client.on('error', failed)
       try {
-        await client.query(postgres.compile(statement).text)
+        await client.query(postgres.render.compile(statement).text)
       } catch (error) {
         closed = true
         client.release(true)

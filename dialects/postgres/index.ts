@@ -137,72 +137,82 @@ SELECT * FROM leased ORDER BY created_at, id`
 
 export const postgres: Dialect = {
   name: 'postgres',
-  maxIdentifierLength: 63,
-  quoteIdent,
-  table,
-  placeholder: (i) => `$${i}`,
-  literal,
-  compile: (fragment) => compile(fragment, (i) => `$${i}`),
-  inline: (fragment) => inline(fragment, literal),
-  now: NOW,
-  timeParam: (date) => date.toISOString(),
-  parseTime: (value) => (value == null ? null : value instanceof Date ? value : new Date(String(value))),
-  ddl,
   // waits as long as the session's lock_timeout allows; released by the transaction's end
   namedLock: {take: (key) => sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0)) AS got_lock`},
-  existingObjects,
-  existingColumns,
-  claim: (names, options) => ({kind: 'update-returning', statement: claimStatement(names, options), ordered: true}),
-  claimScript: (names, options) => `${inline(claimStatement(names, options), literal)};`,
-  markPublished: (names, ids) =>
-    sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL, failed_at = NULL
+  batches,
+  render: {
+    maxIdentifierLength: 63,
+    quoteIdent,
+    table,
+    placeholder: (i) => `$${i}`,
+    literal,
+    compile: (fragment) => compile(fragment, (i) => `$${i}`),
+    inline: (fragment) => inline(fragment, literal),
+    now: NOW,
+    timeParam: (date) => date.toISOString(),
+    parseTime: (value) => (value == null ? null : value instanceof Date ? value : new Date(String(value))),
+  },
+  ddl: {
+    statements: ddl,
+    existingObjects,
+    existingColumns,
+  },
+  relay: {
+    claim: (names, options) => ({kind: 'update-returning', statement: claimStatement(names, options), ordered: true}),
+    claimScript: (names, options) => `${inline(claimStatement(names, options), literal)};`,
+    markPublished: (names, ids) =>
+      sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL, failed_at = NULL
 WHERE id = ANY(${ids}::uuid[]) AND published_at IS NULL`,
-  retry: (names, r: RetryInput) =>
-    sql`UPDATE ${raw(table(names, 'outbox'))}
+    retry: (names, r: RetryInput) =>
+      sql`UPDATE ${raw(table(names, 'outbox'))}
 SET lease_owner = NULL, lease_until = ${raw(NOW)} + ${msInterval(r.delayMs)}, last_error = ${r.error},
   ${r.refund ? raw('attempts = greatest(attempts - 1, 0), failed_at = NULL') : sql`failed_at = CASE WHEN attempts >= ${r.maxAttempts}::integer THEN ${raw(NOW)} ELSE NULL END`}
 WHERE id = ${r.id}::uuid AND lease_owner = ${r.owner} AND published_at IS NULL`,
-  release: (names, ids, owner) =>
-    sql`UPDATE ${raw(table(names, 'outbox'))} SET lease_owner = NULL, lease_until = NULL, attempts = greatest(attempts - 1, 0)
+    release: (names, ids, owner) =>
+      sql`UPDATE ${raw(table(names, 'outbox'))} SET lease_owner = NULL, lease_until = NULL, attempts = greatest(attempts - 1, 0)
 WHERE id = ANY(${ids}::uuid[]) AND lease_owner = ${owner} AND published_at IS NULL`,
-  insertEvent: (names, row: NewEventRow) =>
-    sql`INSERT INTO ${raw(table(names, 'outbox'))} (id, event_type, aggregate_type, aggregate_id, aggregate_version, payload, headers, created_at)
+    notify: (channel) => sql`SELECT pg_notify(${channel}, '')`,
+    listen: (channel) => sql`LISTEN ${raw(quoteIdent(channel))}`,
+  },
+  events: {
+    insertEvent: (names, row: NewEventRow) =>
+      sql`INSERT INTO ${raw(table(names, 'outbox'))} (id, event_type, aggregate_type, aggregate_id, aggregate_version, payload, headers, created_at)
 VALUES (${row.id}::uuid, ${row.eventType}, ${row.aggregateType}, ${row.aggregateId}, ${row.aggregateVersion}::bigint, ${row.payload}::jsonb, ${row.headers}::jsonb, clock_timestamp())`,
-  notify: (channel) => sql`SELECT pg_notify(${channel}, '')`,
-  listen: (channel) => sql`LISTEN ${raw(quoteIdent(channel))}`,
-  inboxInsert: (names, row: InboxRow) =>
-    sql`INSERT INTO ${raw(table(names, 'inbox'))} (consumer, event_id, aggregate_type, aggregate_id, aggregate_version)
+    inboxInsert: (names, row: InboxRow) =>
+      sql`INSERT INTO ${raw(table(names, 'inbox'))} (consumer, event_id, aggregate_type, aggregate_id, aggregate_version)
 VALUES (${row.consumer}, ${row.eventId}::uuid, ${row.aggregateType}, ${row.aggregateId}, ${row.aggregateVersion}::bigint)
 ON CONFLICT (consumer, event_id) DO NOTHING`,
-  inboxMaxVersion: (names, consumer, aggregateType, aggregateId) =>
-    sql`SELECT max(aggregate_version) AS max_version FROM ${raw(table(names, 'inbox'))}
+    inboxMaxVersion: (names, consumer, aggregateType, aggregateId) =>
+      sql`SELECT max(aggregate_version) AS max_version FROM ${raw(table(names, 'inbox'))}
 WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggregateType(aggregateType)}`,
-  serverVersion: () => sql`SELECT current_setting('server_version') AS version`,
-  supportsSkipLocked,
-
-  // --- outbox verify ---
-  claimSupport: (version) =>
-    !supportsSkipLocked(version)
-      ? {ok: false, detail: `PostgreSQL ${version} has no FOR UPDATE SKIP LOCKED (needs 9.5+): relays would wait on each other's rows. Upgrade the server`}
-      : !supportsMaterialized(version)
-        ? {ok: false, detail: `PostgreSQL ${version} has no WITH ... AS MATERIALIZED (needs 12+), which the claim and archive's batches are written with. Upgrade the server`}
-        : {ok: true, detail: `PostgreSQL ${version}: FOR UPDATE SKIP LOCKED (9.5+) and WITH ... AS MATERIALIZED (12+) supported`},
-  lockTimeout: (ms) => sql`SET LOCAL lock_timeout = ${raw(`'${positiveMs(ms)}ms'`)}`,
-  isLockTimeout: (error) => (error as {code?: string})?.code === '55P03',
-  isDeadlock: (error) => (error as {code?: string})?.code === '40P01',
-  isDuplicateKey: (error) => (error as {code?: string})?.code === '23505',
-  isolationLevel: () => sql`SELECT current_setting('transaction_isolation') AS level`,
-  explain: (statement) => sql`EXPLAIN ${statement}`,
-  analyzeRows: {
-    statement: (statement) => sql`EXPLAIN (ANALYZE, FORMAT JSON) ${statement}`,
-    rowsRead: (result, name) =>
-      planNodes(result[0]?.['QUERY PLAN'])
-        .filter((node) => node['Relation Name'] === name)
-        .reduce((n, node) => n + rowsSeen(node) * count(node['Actual Loops']), 0),
   },
-  analyze: (names) => sql`ANALYZE ${raw(table(names, 'outbox'))}`,
-  dropOutbox: (names) => sql`DROP TABLE IF EXISTS ${raw(table(names, 'outbox'))}`,
-  batches,
+  verify: {
+    serverVersion: () => sql`SELECT current_setting('server_version') AS version`,
+    supportsSkipLocked,
+    claimSupport: (version) =>
+      !supportsSkipLocked(version)
+        ? {ok: false, detail: `PostgreSQL ${version} has no FOR UPDATE SKIP LOCKED (needs 9.5+): relays would wait on each other's rows. Upgrade the server`}
+        : !supportsMaterialized(version)
+          ? {ok: false, detail: `PostgreSQL ${version} has no WITH ... AS MATERIALIZED (needs 12+), which the claim and archive's batches are written with. Upgrade the server`}
+          : {ok: true, detail: `PostgreSQL ${version}: FOR UPDATE SKIP LOCKED (9.5+) and WITH ... AS MATERIALIZED (12+) supported`},
+    lockTimeout: (ms) => sql`SET LOCAL lock_timeout = ${raw(`'${positiveMs(ms)}ms'`)}`,
+    isolationLevel: () => sql`SELECT current_setting('transaction_isolation') AS level`,
+    explain: (statement) => sql`EXPLAIN ${statement}`,
+    analyzeRows: {
+      statement: (statement) => sql`EXPLAIN (ANALYZE, FORMAT JSON) ${statement}`,
+      rowsRead: (result, name) =>
+        planNodes(result[0]?.['QUERY PLAN'])
+          .filter((node) => node['Relation Name'] === name)
+          .reduce((n, node) => n + rowsSeen(node) * count(node['Actual Loops']), 0),
+    },
+    analyze: (names) => sql`ANALYZE ${raw(table(names, 'outbox'))}`,
+    dropOutbox: (names) => sql`DROP TABLE IF EXISTS ${raw(table(names, 'outbox'))}`,
+  },
+  errors: {
+    isLockTimeout: (error) => (error as {code?: string})?.code === '55P03',
+    isDeadlock: (error) => (error as {code?: string})?.code === '40P01',
+    isDuplicateKey: (error) => (error as {code?: string})?.code === '23505',
+  },
 }
 
 function supportsSkipLocked(version: string): boolean {

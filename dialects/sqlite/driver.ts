@@ -82,12 +82,12 @@ export async function openSqlite(url: string, options: OpenOptions = {}): Promis
   }
   const direct: Queryable = {
     async query<R = Row>(statement: Sql) {
-      const {text, params} = dialect.compile(statement)
+      const {text, params} = dialect.render.compile(statement)
       const s = prepared(text)
       return (s.reader ? s.all(...bind(params)) : (s.run(...bind(params)), [])) as R[]
     },
     async execute(statement: Sql) {
-      const {text, params} = dialect.compile(statement)
+      const {text, params} = dialect.render.compile(statement)
       const s = prepared(text)
       if (s.reader) return s.all(...bind(params)).length
       return s.run(...bind(params)).changes

@@ -113,69 +113,79 @@ function idsJson(ids: readonly string[]): string {
 
 export const sqlite: Dialect = {
   name: 'sqlite',
-  maxIdentifierLength: 128,
-  quoteIdent,
-  table,
-  placeholder: () => '?',
-  literal,
-  compile: (fragment) => compile(fragment, () => '?'),
-  inline: (fragment) => inline(fragment, literal),
-  now: NOW,
-  timeParam: (date) => date.toISOString(),
-  parseTime: (value) => (value == null ? null : new Date(String(value))),
-  ddl,
-  existingColumns: (names) => {
-    const wanted = JSON.stringify([names.outbox, names.inbox, names.archive])
-    return sql`SELECT m.name AS table_name, c.name AS column_name FROM sqlite_master m, pragma_table_info(m.name) c
+  batches,
+  render: {
+    maxIdentifierLength: 128,
+    quoteIdent,
+    table,
+    placeholder: () => '?',
+    literal,
+    compile: (fragment) => compile(fragment, () => '?'),
+    inline: (fragment) => inline(fragment, literal),
+    now: NOW,
+    timeParam: (date) => date.toISOString(),
+    parseTime: (value) => (value == null ? null : new Date(String(value))),
+  },
+  ddl: {
+    statements: ddl,
+    existingColumns: (names) => {
+      const wanted = JSON.stringify([names.outbox, names.inbox, names.archive])
+      return sql`SELECT m.name AS table_name, c.name AS column_name FROM sqlite_master m, pragma_table_info(m.name) c
 WHERE m.type = 'table' AND m.name IN (SELECT value FROM json_each(${wanted}))`
+    },
+    existingObjects: (names) => {
+      const wanted = JSON.stringify([names.outbox, names.inbox, names.archive, ...Object.values(indexNames(names))])
+      return sql`SELECT type AS kind, name FROM sqlite_master WHERE type IN ('table', 'index') AND name IN (SELECT value FROM json_each(${wanted}))`
+    },
   },
-  existingObjects: (names) => {
-    const wanted = JSON.stringify([names.outbox, names.inbox, names.archive, ...Object.values(indexNames(names))])
-    return sql`SELECT type AS kind, name FROM sqlite_master WHERE type IN ('table', 'index') AND name IN (SELECT value FROM json_each(${wanted}))`
-  },
-  claim: (names, options) => ({kind: 'update-returning', statement: claimStatement(names, options), ordered: false}),
-  // RETURNING order is arbitrary in SQLite; the relay sorts on the client.
-  claimScript: (names, options) => `${inline(claimStatement(names, options), literal)};`,
-  markPublished: (names, ids) =>
-    sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL, failed_at = NULL
+  relay: {
+    claim: (names, options) => ({kind: 'update-returning', statement: claimStatement(names, options), ordered: false}),
+    // RETURNING order is arbitrary in SQLite; the relay sorts on the client.
+    claimScript: (names, options) => `${inline(claimStatement(names, options), literal)};`,
+    markPublished: (names, ids) =>
+      sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL, failed_at = NULL
 WHERE id IN (SELECT value FROM json_each(${idsJson(ids)})) AND published_at IS NULL`,
-  retry: (names, r: RetryInput) =>
-    sql`UPDATE ${raw(table(names, 'outbox'))}
+    retry: (names, r: RetryInput) =>
+      sql`UPDATE ${raw(table(names, 'outbox'))}
 SET lease_owner = NULL, lease_until = ${addMs(r.delayMs)}, last_error = ${r.error},
   ${r.refund ? raw('attempts = max(attempts - 1, 0), failed_at = NULL') : sql`failed_at = CASE WHEN attempts >= ${r.maxAttempts} THEN ${raw(NOW)} ELSE NULL END`}
 WHERE id = ${r.id} AND lease_owner = ${r.owner} AND published_at IS NULL`,
-  release: (names, ids, owner) =>
-    sql`UPDATE ${raw(table(names, 'outbox'))} SET lease_owner = NULL, lease_until = NULL, attempts = max(attempts - 1, 0)
+    release: (names, ids, owner) =>
+      sql`UPDATE ${raw(table(names, 'outbox'))} SET lease_owner = NULL, lease_until = NULL, attempts = max(attempts - 1, 0)
 WHERE id IN (SELECT value FROM json_each(${idsJson(ids)})) AND lease_owner = ${owner} AND published_at IS NULL`,
-  insertEvent: (names, row: NewEventRow) =>
-    sql`INSERT INTO ${raw(table(names, 'outbox'))} (id, event_type, aggregate_type, aggregate_id, aggregate_version, payload, headers, created_at)
+  },
+  events: {
+    insertEvent: (names, row: NewEventRow) =>
+      sql`INSERT INTO ${raw(table(names, 'outbox'))} (id, event_type, aggregate_type, aggregate_id, aggregate_version, payload, headers, created_at)
 VALUES (${row.id}, ${row.eventType}, ${row.aggregateType}, ${row.aggregateId}, ${row.aggregateVersion}, ${row.payload}, ${row.headers}, ${raw(NOW)})`,
-  inboxInsert: (names, row: InboxRow) =>
-    sql`INSERT INTO ${raw(table(names, 'inbox'))} (consumer, event_id, aggregate_type, aggregate_id, aggregate_version)
+    inboxInsert: (names, row: InboxRow) =>
+      sql`INSERT INTO ${raw(table(names, 'inbox'))} (consumer, event_id, aggregate_type, aggregate_id, aggregate_version)
 VALUES (${row.consumer}, ${row.eventId}, ${row.aggregateType}, ${row.aggregateId}, ${row.aggregateVersion})
 ON CONFLICT (consumer, event_id) DO NOTHING`,
-  inboxMaxVersion: (names, consumer, aggregateType, aggregateId) =>
-    sql`SELECT max(aggregate_version) AS max_version FROM ${raw(table(names, 'inbox'))}
+    inboxMaxVersion: (names, consumer, aggregateType, aggregateId) =>
+      sql`SELECT max(aggregate_version) AS max_version FROM ${raw(table(names, 'inbox'))}
 WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggregateType(aggregateType)}`,
-  serverVersion: () => sql`SELECT sqlite_version() AS version`,
-  supportsSkipLocked: () => false,
-
-  // --- outbox verify ---
-  // No row locks: one writer at a time, and the claim is one UPDATE ... RETURNING (3.35+).
-  claimSupport: (version) => {
-    const [major, minor] = version.split('.').map(Number)
-    const ok = major > 3 || (major === 3 && minor >= 35)
-    return ok
-      ? {ok, detail: `SQLite ${version}: no SKIP LOCKED (not needed: one writer at a time); UPDATE ... RETURNING supported (3.35+)`}
-      : {ok, detail: `SQLite ${version} has no UPDATE ... RETURNING (needs 3.35+). Upgrade better-sqlite3`}
   },
-  lockTimeout: () => undefined,
-  isLockTimeout: (error) => /^SQLITE_BUSY/.test(String((error as {code?: string})?.code ?? '')),
-  isDeadlock: () => false,
-  isDuplicateKey: (error) => (error as {code?: string})?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY',
-  isolationLevel: () => undefined,
-  explain: (statement) => sql`EXPLAIN QUERY PLAN ${statement}`,
-  analyze: (names) => sql`ANALYZE ${raw(table(names, 'outbox'))}`,
-  dropOutbox: (names) => sql`DROP TABLE IF EXISTS ${raw(table(names, 'outbox'))}`,
-  batches,
+  verify: {
+    serverVersion: () => sql`SELECT sqlite_version() AS version`,
+    supportsSkipLocked: () => false,
+    // No row locks: one writer at a time, and the claim is one UPDATE ... RETURNING (3.35+).
+    claimSupport: (version) => {
+      const [major, minor] = version.split('.').map(Number)
+      const ok = major > 3 || (major === 3 && minor >= 35)
+      return ok
+        ? {ok, detail: `SQLite ${version}: no SKIP LOCKED (not needed: one writer at a time); UPDATE ... RETURNING supported (3.35+)`}
+        : {ok, detail: `SQLite ${version} has no UPDATE ... RETURNING (needs 3.35+). Upgrade better-sqlite3`}
+    },
+    lockTimeout: () => undefined,
+    isolationLevel: () => undefined,
+    explain: (statement) => sql`EXPLAIN QUERY PLAN ${statement}`,
+    analyze: (names) => sql`ANALYZE ${raw(table(names, 'outbox'))}`,
+    dropOutbox: (names) => sql`DROP TABLE IF EXISTS ${raw(table(names, 'outbox'))}`,
+  },
+  errors: {
+    isLockTimeout: (error) => /^SQLITE_BUSY/.test(String((error as {code?: string})?.code ?? '')),
+    isDeadlock: () => false,
+    isDuplicateKey: (error) => (error as {code?: string})?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY',
+  },
 }

@@ -144,7 +144,7 @@ export async function loadScenario(path: string | undefined): Promise<{scenario:
 
 /** The context handed to every scenario function for one run. */
 export function scenarioContext(dialect: Dialect, prefix: string, ops: number): ScenarioContext {
-  return {dialect, sql, raw, ops, table: (name) => raw(dialect.quoteIdent(`${prefix}_${name}`))}
+  return {dialect, sql, raw, ops, table: (name) => raw(dialect.render.quoteIdent(`${prefix}_${name}`))}
 }
 
 export function intentKey(aggregateId: string, version: number | null | undefined): string {

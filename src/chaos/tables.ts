@@ -26,7 +26,7 @@ export function runTables(prefix: string): RunTables {
   }
 }
 
-const q = (dialect: Dialect, name: string) => raw(dialect.quoteIdent(name))
+const q = (dialect: Dialect, name: string) => raw(dialect.render.quoteIdent(name))
 
 function allNames(t: RunTables, scenario: Scenario): string[] {
   return [t.outbox.outbox, t.outbox.inbox, t.deliveries, t.effects, ...scenario.tables.map((n) => `${t.prefix}_${n}`)]

@@ -38,7 +38,7 @@ const say = (line: string) => writeSync(1, line + '\n')
 /** A Kysely transaction as the Queryable a scenario's write() receives. */
 function kyselyQueryable(trx: Transaction<any>, db: Db, CompiledQuery: typeof CompiledQueryType): Queryable {
   const run = async (statement: Sql) => {
-    const {text, params} = db.dialect.compile(statement)
+    const {text, params} = db.dialect.render.compile(statement)
     return trx.executeQuery(CompiledQuery.raw(text, params))
   }
   return {

@@ -60,7 +60,7 @@ async function selection(db: Db, options: ArchiveOptions) {
   const minAge = options.minPublishedAgeMs ?? DEFAULT_MIN_PUBLISHED_AGE_MS
   if (!Number.isFinite(minAge) || minAge < 0) throw new UsageError('--min-published-age must not be negative', 'Use e.g. 24h')
   const publishedBefore = options.publishedBefore ?? new Date(now.getTime() - minAge)
-  const t = db.dialect.timeParam.bind(db.dialect)
+  const t = db.dialect.render.timeParam.bind(db.dialect)
   const where: Where = (eb) => [
     eb('created_at', '<', t(before)),
     sql<SqlBool>`published_at IS NOT NULL AND failed_at IS NULL`,
@@ -197,7 +197,7 @@ async function moveAll(ctx: OpsContext, where: Where, options: ArchiveOptions, o
     })
     return {result: done(progress)}
   } catch (error) {
-    if (mode.replacing || options.delete || !db.dialect.isDuplicateKey(error)) throw error
+    if (mode.replacing || options.delete || !db.dialect.errors.isDuplicateKey(error)) throw error
     return {result: done(committed), conflict: error}
   }
 }
@@ -297,7 +297,7 @@ async function moveRange(ctx: OpsContext, tx: Queryable, where: Where, range: Wh
   }
   if (purge) return locked ? removeLocked(locked) : exec(tx, prepared('delete', remove))
   const copy = () => {
-    const rows = k.selectFrom(target.table).select([...ALL_COLUMNS, sql.raw(db.dialect.now).as('archived_at')]).where(picked)
+    const rows = k.selectFrom(target.table).select([...ALL_COLUMNS, sql.raw(db.dialect.render.now).as('archived_at')]).where(picked)
     const insert = k.insertInto(names.archive).columns([...ALL_COLUMNS, 'archived_at']).expression(rows)
     return replacing ? replacingOlder(ctx, insert) : insert
   }
@@ -371,7 +371,7 @@ function summarisedMove(ctx: OpsContext, where: Where, position: Where, size: nu
     .insertInto(names.archive)
     .columns([...ALL_COLUMNS, 'archived_at'])
     // raw: `moved` is declared in the raw WITH, where a --schema prefix must not reach it
-    .expression(sql`SELECT ${sql.raw(ALL_COLUMNS.join(', '))}, ${sql.raw(db.dialect.now)} FROM moved`)
+    .expression(sql`SELECT ${sql.raw(ALL_COLUMNS.join(', '))}, ${sql.raw(db.dialect.render.now)} FROM moved`)
     .$if(replacing, (insert) => replacingOlder(ctx, insert))
     .returning(['id', 'event_type', 'created_at'])
   return summarisedStatement(ctx, batch, sql`moved AS (${moved}), changed AS (${changed})`, wanted)
@@ -403,7 +403,7 @@ function moveStatement(ctx: OpsContext, where: Where, position: Where, size: num
     .with('moved', (qb) => qb.deleteFrom(names.outbox).where(picked).returning([...ALL_COLUMNS]))
     .insertInto(names.archive)
     .columns([...ALL_COLUMNS, 'archived_at'])
-    .expression((eb) => eb.selectFrom('moved').select([...ALL_COLUMNS, sql.raw(db.dialect.now).as('archived_at')]))
+    .expression((eb) => eb.selectFrom('moved').select([...ALL_COLUMNS, sql.raw(db.dialect.render.now).as('archived_at')]))
     .$if(replacing, (insert) => replacingOlder(ctx, insert))
     .returning([...returned])
 }

@@ -213,11 +213,11 @@ async function stopRequested(options: BatchOptions, progress: Progress): Promise
 
 /**
  * CASE expression: 1 when a relay holds a live lease on the row (database clock), now or at
- * `at`: the stand-in (slot) of an instant read from the database, bound as Dialect.timeParam
+ * `at`: the stand-in (slot) of an instant read from the database, bound as Dialect.render.timeParam
  * gives it, so that two statements decide alike.
  */
 export function leasedNow(ctx: OpsContext, at?: string): RawBuilder<number> {
-  const now = at ? sql`${at}` : sql.raw(ctx.db.dialect.now)
+  const now = at ? sql`${at}` : sql.raw(ctx.db.dialect.render.now)
   return sql<number>`CASE WHEN lease_owner IS NOT NULL AND lease_until > ${now} THEN 1 ELSE 0 END`
 }
 

@@ -36,7 +36,7 @@ export interface StoredEvent extends EventIdentity {
 
 /** A driver row to the event, times as ISO-8601 and JSON parsed whatever the driver returned. */
 export function toStoredEvent(dialect: Dialect, row: Record<string, unknown>): StoredEvent {
-  const time = (v: unknown) => dialect.parseTime(v)?.toISOString() ?? null
+  const time = (v: unknown) => dialect.render.parseTime(v)?.toISOString() ?? null
   return {
     ...eventIdentity(row),
     payload: json(row.payload),
@@ -91,5 +91,5 @@ export function sampleOf(dialect: Dialect, row: Record<string, unknown>): Sample
   // a batch's rows carry cursor_at (created_at at full precision, as text) and created_at only
   // where they need it: a Date per row was a quarter of a MariaDB batch's allocations
   const createdAt = row.created_at ?? row.cursor_at
-  return {id: String(row.id), eventType: String(row.event_type), createdAt: dialect.parseTime(createdAt)?.toISOString() ?? ''}
+  return {id: String(row.id), eventType: String(row.event_type), createdAt: dialect.render.parseTime(createdAt)?.toISOString() ?? ''}
 }

@@ -25,7 +25,7 @@ export async function listFailed(db: Db, names: TableNames, filter: FailedFilter
   if (filter.types?.length) q = q.where('event_type', 'in', filter.types)
   if (filter.since !== undefined) {
     const since = filter.since instanceof Date ? filter.since : await pointInTime(filter.since, 'since', await databaseNow(db))
-    q = q.where('failed_at', '>=', db.dialect.timeParam(since))
+    q = q.where('failed_at', '>=', db.dialect.render.timeParam(since))
   }
   const [counted, rows] = await Promise.all([
     run(db, q.select(sql<number>`COUNT(*)`.as('n'))),
@@ -54,5 +54,5 @@ export async function showEvent(db: Db, names: TableNames, id: string, withArchi
   const archived = await run(db, k.selectFrom(names.archive).select([...ALL_COLUMNS, 'archived_at']).where('id', 'in', ids))
   if (!archived[0]) return undefined
   const event = toStoredEvent(db.dialect, archived[0])
-  return {...event, state: 'archived', table: names.archive, archivedAt: db.dialect.parseTime(archived[0].archived_at)?.toISOString() ?? null}
+  return {...event, state: 'archived', table: names.archive, archivedAt: db.dialect.render.parseTime(archived[0].archived_at)?.toISOString() ?? null}
 }

@@ -125,8 +125,8 @@ export const REPEATED: QueryOptions = {prepare: true}
 /** The database clock, read once so every figure of one report refers to the same instant. */
 export async function databaseNow(db: Queryable & {dialect: Db['dialect']}): Promise<Date> {
   const {raw, sql} = await import('../../dialects/index.js')
-  const rows = await db.query(sql`SELECT ${raw(db.dialect.now)} AS now`)
-  return db.dialect.parseTime(rows[0].now) as Date
+  const rows = await db.query(sql`SELECT ${raw(db.dialect.render.now)} AS now`)
+  return db.dialect.render.parseTime(rows[0].now) as Date
 }
 
 export function num(value: unknown): number {

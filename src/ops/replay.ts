@@ -109,7 +109,7 @@ async function resolve(db: Db, names: TableNames, s: ReplaySelection): Promise<R
   const since = s.since === undefined ? undefined : await pointInTime(s.since, 'since', now)
   const until = s.until === undefined ? undefined : await pointInTime(s.until, 'until', now)
   if (since && until && until <= since) throw new UsageError('--until is not after --since', 'The range is since (inclusive) to until (exclusive)')
-  const t = db.dialect.timeParam.bind(db.dialect)
+  const t = db.dialect.render.timeParam.bind(db.dialect)
   const where: Where = (eb) => [
     ...(since ? [eb('created_at', '>=', t(since))] : []),
     ...(until ? [eb('created_at', '<', t(until))] : []),
@@ -215,7 +215,7 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
         out.skippedLeased += summary.seen - summary.changed
         for (const id of summary.skippedIds) if (out.skippedLeasedIds.length < LISTED_IDS) out.skippedLeasedIds.push(id)
         tallySummary(out, summary, SAMPLE)
-        if (summary.cursor) out.doneThrough = db.dialect.parseTime(summary.cursor.at)?.toISOString() ?? out.doneThrough
+        if (summary.cursor) out.doneThrough = db.dialect.render.parseTime(summary.cursor.at)?.toISOString() ?? out.doneThrough
       },
     )
     return {...out, replayed: progress.changed, batches: progress.batches, interrupted: Boolean(progress.interrupted)}
@@ -229,7 +229,7 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
     out.alreadyInOutbox += rows.length - free.length
     for (const row of rows) if (present.has(String(row.id)) && out.alreadyInOutboxIds.length < LISTED_IDS) out.alreadyInOutboxIds.push(String(row.id))
     // batches come in (created_at, id) order: the last row is the newest
-    out.doneThrough = db.dialect.parseTime(rows[rows.length - 1].cursor_at)?.toISOString() ?? out.doneThrough
+    out.doneThrough = db.dialect.render.parseTime(rows[rows.length - 1].cursor_at)?.toISOString() ?? out.doneThrough
     if (free.length === 0) return 0
     const ids = free.map((row) => String(row.id))
     const changed = await exec(tx, k.insertInto(names.outbox).columns(EVENT_FIELDS).expression(k.selectFrom(names.archive).select(EVENT_FIELDS).where('id', 'in', ids)))

@@ -69,9 +69,9 @@ export interface StatusStatements {
  */
 export async function statusStatements(db: Db, names: TableNames, options: StatusOptions, now: Date): Promise<StatusStatements> {
   const ctx = await opsContext(db, names)
-  const windowStart = db.dialect.timeParam(new Date(now.getTime() - options.windowMs))
+  const windowStart = db.dialect.render.timeParam(new Date(now.getTime() - options.windowMs))
   return {
-    pending: fragment(pendingByType(ctx, db.dialect.timeParam(now))),
+    pending: fragment(pendingByType(ctx, db.dialect.render.timeParam(now))),
     failed: fragment(failedByType(ctx)),
     oldest: fragment(oldestPending(ctx, Boolean(options.byType))),
     window: fragment(latencyRanks(ctx, windowStart, false)),
@@ -82,10 +82,10 @@ export async function statusStatements(db: Db, names: TableNames, options: Statu
 /**
  * Rows each status statement reads from the outbox table, as the server counts them
  * (Dialect.analyzeRows: each statement runs under EXPLAIN ANALYZE / ANALYZE); undefined where
- * the database counts none (SQLite: its plan, Dialect.explain, names the index instead).
+ * the database counts none (SQLite: its plan, Dialect.verify.explain, names the index instead).
  */
 export async function statusRowsRead(db: Db, names: TableNames, options: StatusOptions, now: Date): Promise<Partial<Record<keyof StatusStatements, number>> | undefined> {
-  const analyze = db.dialect.analyzeRows
+  const analyze = db.dialect.verify.analyzeRows
   if (!analyze) return undefined
   const rows: Partial<Record<keyof StatusStatements, number>> = {}
   for (const [part, statement] of Object.entries(await statusStatements(db, names, options, now))) {
@@ -121,7 +121,7 @@ export async function readStatus(db: Db, names: TableNames, options: StatusOptio
   const oldest = oldestRows.map((r) => ({
     id: String(r.id),
     type: String(r.event_type),
-    age: round((now.getTime() - (db.dialect.parseTime(r.created_at) as Date).getTime()) / 1000),
+    age: round((now.getTime() - (db.dialect.render.parseTime(r.created_at) as Date).getTime()) / 1000),
   }))
   for (const o of options.byType ? oldest : []) {
     Object.assign(entry(o.type), {oldestPendingAgeSeconds: Math.max(0, o.age), oldestPendingId: o.id, oldestPendingType: o.type})

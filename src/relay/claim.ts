@@ -7,7 +7,7 @@ import {eventIdentity, type ClaimedEvent} from '../schema/event-row.js'
 export type {ClaimedEvent} from '../schema/event-row.js'
 
 export async function claimBatch(db: Db, names: TableNames, options: ClaimOptions): Promise<ClaimedEvent[]> {
-  const plan = db.dialect.claim(names, options)
+  const plan = db.dialect.relay.claim(names, options)
   // One statement runs in autocommit; lock-then-update needs its own transaction.
   // plan.session (READ COMMITTED) is applied once per connection by the MySQL driver.
   if (plan.kind === 'update-returning') return onDeadlockRetry(db, () => claimOn(db, db.dialect, plan))
@@ -24,7 +24,7 @@ async function onDeadlockRetry<T>(db: Db, fn: () => Promise<T>, attempts = 5): P
     try {
       return await fn()
     } catch (error) {
-      if (attempt >= attempts || !db.dialect.isDeadlock(error)) throw error
+      if (attempt >= attempts || !db.dialect.errors.isDeadlock(error)) throw error
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt))
     }
   }
@@ -61,7 +61,7 @@ function toEvent(dialect: Dialect, row: Row): ClaimedEvent {
     ...eventIdentity(row),
     payload: typeof row.payload === 'string' ? row.payload : JSON.stringify(row.payload),
     headers: row.headers == null ? null : typeof row.headers === 'string' ? row.headers : JSON.stringify(row.headers),
-    createdAt: dialect.parseTime(row.created_at) as Date,
+    createdAt: dialect.render.parseTime(row.created_at) as Date,
     attempts: Number(row.attempts),
   }
 }
@@ -69,15 +69,15 @@ function toEvent(dialect: Dialect, row: Row): ClaimedEvent {
 /** One UPDATE for a batch's successes; returns how many rows it marked. */
 export async function markPublished(db: Db, names: TableNames, ids: string[]): Promise<number> {
   if (ids.length === 0) return 0
-  return onDeadlockRetry(db, () => db.execute(db.dialect.markPublished(names, ids), {prepare: db.dialect.name !== 'mysql'}))
+  return onDeadlockRetry(db, () => db.execute(db.dialect.relay.markPublished(names, ids), {prepare: db.dialect.name !== 'mysql'}))
 }
 
 /** Releases with backoff, or fails the event once it reached maxAttempts. False when the lease was lost. */
 export async function retryEvent(db: Db, names: TableNames, input: RetryInput): Promise<boolean> {
-  return (await onDeadlockRetry(db, () => db.execute(db.dialect.retry(names, input), {prepare: true}))) > 0
+  return (await onDeadlockRetry(db, () => db.execute(db.dialect.relay.retry(names, input), {prepare: true}))) > 0
 }
 
 export async function releaseLeases(db: Db, names: TableNames, ids: string[], owner: string): Promise<number> {
   if (ids.length === 0) return 0
-  return onDeadlockRetry(db, () => db.execute(db.dialect.release(names, ids, owner)))
+  return onDeadlockRetry(db, () => db.execute(db.dialect.relay.release(names, ids, owner)))
 }

@@ -194,7 +194,7 @@ export class Relay {
   }
 
   private async startListening(): Promise<void> {
-    const listen = this.db.dialect.listen
+    const listen = this.db.dialect.relay.listen
     if (!listen || !this.db.listen) {
       this.logger.warn(`listen is PostgreSQL only; ${this.db.dialect.name} relays poll every ${this.pollMs}ms`)
       return

@@ -11,16 +11,16 @@ export interface PrintedStatement {
 
 function print(dialect: Dialect, statements: Sql[], style: SqlStyle): PrintedStatement[] {
   return statements.map((s) => {
-    if (style === 'inline') return {sql: dialect.inline(s) + ';'}
-    const {text, params} = dialect.compile(s)
+    if (style === 'inline') return {sql: dialect.render.inline(s) + ';'}
+    const {text, params} = dialect.render.compile(s)
     return {sql: text + ';', params}
   })
 }
 
 /** The claim exactly as the relay runs it. MySQL: the whole transaction. */
 export function claimSql(dialect: Dialect, names: TableNames, options: ClaimOptions, style: SqlStyle): PrintedStatement[] {
-  if (style === 'inline') return [{sql: dialect.claimScript(names, options)}]
-  const plan = dialect.claim(names, options)
+  if (style === 'inline') return [{sql: dialect.relay.claimScript(names, options)}]
+  const plan = dialect.relay.claim(names, options)
   if (plan.kind === 'update-returning') return print(dialect, [plan.statement], style)
   const placeholderIds = ['<id 1>', '<id 2>']
   return [
@@ -32,15 +32,15 @@ export function claimSql(dialect: Dialect, names: TableNames, options: ClaimOpti
 }
 
 export function markPublishedSql(dialect: Dialect, names: TableNames, ids: string[], style: SqlStyle): PrintedStatement[] {
-  return print(dialect, [dialect.markPublished(names, ids)], style)
+  return print(dialect, [dialect.relay.markPublished(names, ids)], style)
 }
 
 export function retrySql(dialect: Dialect, names: TableNames, input: RetryInput, style: SqlStyle): PrintedStatement[] {
-  return print(dialect, [dialect.retry(names, input)], style)
+  return print(dialect, [dialect.relay.retry(names, input)], style)
 }
 
 export function releaseSql(dialect: Dialect, names: TableNames, ids: string[], owner: string, style: SqlStyle): PrintedStatement[] {
-  return print(dialect, [dialect.release(names, ids, owner)], style)
+  return print(dialect, [dialect.relay.release(names, ids, owner)], style)
 }
 
 export function renderStatements(statements: PrintedStatement[]): string {

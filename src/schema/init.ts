@@ -20,7 +20,7 @@ export interface InitResult {
 }
 
 export function initPlan(dialect: Dialect, names: TableNames, options: InitOptions): DdlStatement[] {
-  return dialect.ddl(names, options)
+  return dialect.ddl.statements(names, options)
 }
 
 /** The DDL as a script for the database's own client (repair-only statements left out: the tables' own DDL makes those). */
@@ -36,7 +36,7 @@ export function renderInitScript(dialect: Dialect, statements: DdlStatement[]): 
  */
 export async function applyInit(db: Db, names: TableNames, options: InitOptions): Promise<InitResult> {
   const statements = initPlan(db.dialect, names, options)
-  const key = `outbox init ${createHash('sha1').update(db.dialect.table(names, 'outbox')).digest('hex').slice(0, 16)}`
+  const key = `outbox init ${createHash('sha1').update(db.dialect.render.table(names, 'outbox')).digest('hex').slice(0, 16)}`
   return runUnderLock(db, {key, waitSeconds: 60, busy: 'another outbox init on these tables'}, async (tx) => {
     const before = await existing(tx, db.dialect, names)
     await checkShapes(tx, db.dialect, names, before)
@@ -66,7 +66,7 @@ const EXPECTED_COLUMNS = {
 
 /** A table that exists already must have the outbox's columns: else one line naming it and what it lacks, before anything is created. */
 async function checkShapes(q: Queryable, dialect: Dialect, names: TableNames, before: Set<string>): Promise<void> {
-  const rows = await q.query<{table_name: string; column_name: string}>(dialect.existingColumns(names))
+  const rows = await q.query<{table_name: string; column_name: string}>(dialect.ddl.existingColumns(names))
   for (const which of ['outbox', 'inbox', 'archive'] as const) {
     if (!before.has(`table:${names[which]}`)) continue
     const has = new Set(rows.filter((r) => String(r.table_name) === names[which]).map((r) => String(r.column_name).toLowerCase()))
@@ -81,6 +81,6 @@ async function checkShapes(q: Queryable, dialect: Dialect, names: TableNames, be
 }
 
 async function existing(q: Queryable, dialect: Dialect, names: TableNames): Promise<Set<string>> {
-  const rows = await q.query<{kind: string; name: string}>(dialect.existingObjects(names))
+  const rows = await q.query<{kind: string; name: string}>(dialect.ddl.existingObjects(names))
   return new Set(rows.map((r) => `${r.kind}:${r.name}`))
 }

@@ -33,7 +33,7 @@ export function validateIdentifier(name: string, flag: string, dialect?: Dialect
   if (RESERVED.has(name.toLowerCase())) {
     throw new UsageError(`--${flag} ${JSON.stringify(name)} is a reserved SQL word`, 'Choose another name, e.g. app_' + name)
   }
-  const max = (dialect?.maxIdentifierLength ?? 63) - reserveForSuffix
+  const max = (dialect?.render.maxIdentifierLength ?? 63) - reserveForSuffix
   if (name.length > max) {
     throw new UsageError(
       `--${flag} ${JSON.stringify(name)} is ${name.length} characters; at most ${max} fit on ${dialect?.name ?? 'every dialect'}`,

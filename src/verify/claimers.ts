@@ -37,7 +37,7 @@ export const claimersCheck: Check = {
     const elapsed = ms(start)
     const doubles = [...claimedBy].filter(([, by]) => by.length > 1)
     const missing = [...seeded].filter((id) => !claimedBy.has(id))
-    const now = ctx.dialect.now
+    const now = ctx.dialect.render.now
     const live = await ctx.count(`lease_until > ${now}`)
     const attemptsOver1 = await ctx.count('attempts <> 1')
     const spread = perClaimer.join('/')

@@ -38,7 +38,7 @@ export class VerifyContext {
   }
 
   get table() {
-    return raw(this.dialect.table(this.names, 'outbox'))
+    return raw(this.dialect.render.table(this.names, 'outbox'))
   }
 
   throwIfAborted(): void {
@@ -55,14 +55,14 @@ export class VerifyContext {
   }
 
   plan(options: ClaimOptions): ClaimPlan {
-    return (this.options.claimPlan ?? this.dialect.claim)(this.names, options)
+    return (this.options.claimPlan ?? this.dialect.relay.claim)(this.names, options)
   }
 
   /** One claim in its own transaction; lockTimeoutMs makes a lock wait an error instead of a hang. */
   async claim(session: Db, options: ClaimOptions, lockTimeoutMs?: number): Promise<ClaimedEvent[]> {
     this.throwIfAborted()
     const plan = this.plan(options)
-    const lockTimeout = lockTimeoutMs === undefined ? undefined : this.dialect.lockTimeout(lockTimeoutMs)
+    const lockTimeout = lockTimeoutMs === undefined ? undefined : this.dialect.verify.lockTimeout(lockTimeoutMs)
     // As claimBatch runs it: one statement in autocommit. (SQLite: an explicit transaction held
     // across an await would deadlock two connections in one thread on the busy handler.)
     if (plan.kind === 'update-returning' && !lockTimeout) return claimOn(session, this.dialect, plan)
@@ -98,7 +98,7 @@ export class VerifyContext {
   }
 
   async setLockTimeout(tx: Queryable, ms?: number): Promise<void> {
-    const statement = ms === undefined ? undefined : this.dialect.lockTimeout(ms)
+    const statement = ms === undefined ? undefined : this.dialect.verify.lockTimeout(ms)
     if (statement) await tx.execute(statement)
   }
 
@@ -121,7 +121,7 @@ export class VerifyContext {
   }
 
   insert(i: number) {
-    return this.dialect.insertEvent(this.names, {
+    return this.dialect.events.insertEvent(this.names, {
       id: randomUUID(),
       eventType: 'outbox.verify',
       aggregateType: null,

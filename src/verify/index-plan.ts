@@ -18,10 +18,10 @@ export const indexCheck: Check = {
     }
     await ctx.reset()
     await ctx.seed(200)
-    await ctx.db.execute(ctx.dialect.analyze(ctx.names))
+    await ctx.db.execute(ctx.dialect.verify.analyze(ctx.names))
     const plan = ctx.plan({batch: 25, leaseMs: 60_000, owner: 'outbox-verify-explain'})
     const lock = plan.kind === 'lock-then-update' ? plan.lock : plan.statement
-    const rows = await ctx.db.query<ExplainRow>(ctx.dialect.explain(lock))
+    const rows = await ctx.db.query<ExplainRow>(ctx.dialect.verify.explain(lock))
     const sorted = rows.find((r) => /filesort/i.test(r.Extra ?? ''))
     const scanned = rows.find((r) => r.type === 'ALL')
     if (sorted || scanned) {

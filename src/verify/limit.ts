@@ -11,7 +11,7 @@ export const limitCheck: Check = {
   async run(ctx) {
     await ctx.reset()
     await ctx.seed(1)
-    await ctx.db.execute(ctx.dialect.analyze(ctx.names))
+    await ctx.db.execute(ctx.dialect.verify.analyze(ctx.names))
     await ctx.seed(MANY)
     const session = await ctx.session()
     const got = await ctx.claim(session, {batch: 2, leaseMs: 60_000, owner: 'outbox-verify-limit'})

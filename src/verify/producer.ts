@@ -21,7 +21,7 @@ export const producerCheck: Check = {
           await tx.execute(ctx.insert(2))
         })
       } catch (error) {
-        if (!ctx.dialect.isLockTimeout(error)) throw error
+        if (!ctx.dialect.errors.isLockTimeout(error)) throw error
         return fail(`a producer INSERT waited on the claim's locks (gave up after ${LOCK_WAIT_MS} ms): gap locks, is the claim running at REPEATABLE READ?`)
       }
       return pass(`a producer INSERT committed in ${ms(start)} while a claim transaction held ${held.events.length} rows`)

@@ -23,7 +23,7 @@ export async function verify(url: string, options: VerifyOptions = {}): Promise<
   validate(url, options)
   const db = await openDb(url, {poolSize: 2})
   try {
-    const [row] = await db.query<{version: string}>(db.dialect.serverVersion())
+    const [row] = await db.query<{version: string}>(db.dialect.verify.serverVersion())
     const version = String(row.version)
     const names = scratchNames(db, options.schema)
     const ctx = new VerifyContext(url, db, names, version, options)
@@ -43,7 +43,7 @@ export async function verify(url: string, options: VerifyOptions = {}): Promise<
         }
       } finally {
         await ctx.closeSessions()
-        await db.execute(db.dialect.dropOutbox(names)).catch((error) => {
+        await db.execute(db.dialect.verify.dropOutbox(names)).catch((error) => {
           throw new ConnectionError(`could not drop the scratch table ${names.outbox} (${describeDbError(error, url).message})`, 'Drop it by hand')
         })
       }
@@ -97,12 +97,12 @@ function scratchNames(db: Db, schema?: string): TableNames {
 async function createScratch(db: Db, names: TableNames, url: string): Promise<void> {
   try {
     // a fresh table: its own CREATE TABLE makes the indexes the repair statements are for
-    for (const statement of db.dialect.ddl(names, {inbox: false, archive: false}).filter((s) => !s.repairOnly)) {
+    for (const statement of db.dialect.ddl.statements(names, {inbox: false, archive: false}).filter((s) => !s.repairOnly)) {
       if (statement.kind === 'schema') continue // the schema must exist; verify creates only its table
       await db.execute(sql`${raw(statement.sql.replace(/;\s*$/, ''))}`)
     }
   } catch (error) {
-    await db.execute(db.dialect.dropOutbox(names)).catch(() => {})
+    await db.execute(db.dialect.verify.dropOutbox(names)).catch(() => {})
     const reason = describeDbError(error, url).message
     throw new ConnectionError(`cannot create the scratch table ${names.outbox} (${reason})`, 'verify needs CREATE and DROP rights; on PostgreSQL pass --schema for a schema where you have them')
   }

@@ -38,7 +38,7 @@ async function skipsLocked(ctx: VerifyContext, first: {events: ClaimedEvent[]}, 
   try {
     got = await ctx.claim(second, opts('outbox-verify-b'), LOCK_WAIT_MS)
   } catch (error) {
-    if (ctx.dialect.isLockTimeout(error)) {
+    if (ctx.dialect.errors.isLockTimeout(error)) {
       return fail(`the second session waited on the first session's locked rows (gave up after ${LOCK_WAIT_MS} ms): the claim does not skip locked rows`)
     }
     throw error
@@ -58,7 +58,7 @@ async function singleWriter(ctx: VerifyContext, first: {release(): Promise<void>
     const early = await ctx.claim(second, opts('outbox-verify-b'))
     return fail(`a second writer claimed ${early.length} row(s) while the first held BEGIN IMMEDIATE: SQLite's write lock is not in effect`)
   } catch (error) {
-    if (!ctx.dialect.isLockTimeout(error)) throw error
+    if (!ctx.dialect.errors.isLockTimeout(error)) throw error
   }
   await first.release()
   const after = await ctx.claim(second, opts('outbox-verify-b'))

@@ -6,7 +6,7 @@ export const serverCheck: Check = {
   id: 'server',
   title: 'server version, SKIP LOCKED',
   async run(ctx) {
-    const {ok, detail} = ctx.dialect.claimSupport(ctx.version)
+    const {ok, detail} = ctx.dialect.verify.claimSupport(ctx.version)
     return ok ? pass(detail) : fail(detail)
   },
 }
@@ -17,7 +17,7 @@ export const isolationCheck: Check = {
   id: 'isolation',
   title: 'READ COMMITTED in effect',
   async run(ctx) {
-    const query = ctx.dialect.isolationLevel(ctx.version)
+    const query = ctx.dialect.verify.isolationLevel(ctx.version)
     if (!query) return notApplicable('SQLite: one writer at a time, transactions are serializable')
     const session = await ctx.session()
     const [row] = await session.transaction((tx) => tx.query<{level: string}>(query))

@@ -15,7 +15,7 @@ function mapPlan(plan: ClaimPlan, f: (text: string) => string): ClaimPlan {
 
 function edited(dialect: Dialect, f: (text: string, names: TableNames) => string): PlanFn {
   return (names, options) => {
-    const plan = dialect.claim(names, options)
+    const plan = dialect.relay.claim(names, options)
     const out = mapPlan(plan, (text) => f(text, names))
     if (JSON.stringify(out) === JSON.stringify(plan)) throw new Error('the edit did not change the claim')
     return out

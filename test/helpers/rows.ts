@@ -21,8 +21,8 @@ export interface RowSpec {
 
 /** Inserts rows into the outbox (or archive) table; returns their ids in order. */
 export async function insertRows(db: Db, names: TableNames, now: Date, rows: RowSpec[], which: 'outbox' | 'archive' = 'outbox'): Promise<string[]> {
-  const t = raw(db.dialect.table(names, which))
-  const at = (s: number | undefined) => (s === undefined ? null : db.dialect.timeParam(new Date(now.getTime() + s * 1000)))
+  const t = raw(db.dialect.render.table(names, which))
+  const at = (s: number | undefined) => (s === undefined ? null : db.dialect.render.timeParam(new Date(now.getTime() + s * 1000)))
   const extra = which === 'archive' ? {col: raw(', archived_at'), val: sql`, ${at(0)}`} : {col: raw(''), val: sql``}
   const ids: string[] = []
   await db.transaction(async (tx) => {
@@ -38,12 +38,12 @@ VALUES (${id}, ${r.type ?? 'order.created'}, ${r.aggregateId ?? `agg-${i}`}, ${J
 }
 
 export async function clear(db: Db, names: TableNames): Promise<void> {
-  await db.execute(sql`DELETE FROM ${raw(db.dialect.table(names, 'outbox'))}`)
-  await db.execute(sql`DELETE FROM ${raw(db.dialect.table(names, 'archive'))}`)
+  await db.execute(sql`DELETE FROM ${raw(db.dialect.render.table(names, 'outbox'))}`)
+  await db.execute(sql`DELETE FROM ${raw(db.dialect.render.table(names, 'archive'))}`)
 }
 
 export async function ids(db: Db, names: TableNames, which: 'outbox' | 'archive' = 'outbox', where = '1=1'): Promise<string[]> {
-  const rows = await db.query<{id: string}>(sql`SELECT id FROM ${raw(db.dialect.table(names, which))} WHERE ${raw(where)} ORDER BY id`)
+  const rows = await db.query<{id: string}>(sql`SELECT id FROM ${raw(db.dialect.render.table(names, which))} WHERE ${raw(where)} ORDER BY id`)
   return rows.map((r) => String(r.id))
 }
 
@@ -51,7 +51,7 @@ export async function ids(db: Db, names: TableNames, which: 'outbox' | 'archive'
 export async function snapshot(db: Db, names: TableNames): Promise<string> {
   const out: unknown[] = []
   for (const which of ['outbox', 'archive'] as const) {
-    out.push(await db.query(sql`SELECT * FROM ${raw(db.dialect.table(names, which))} ORDER BY id`))
+    out.push(await db.query(sql`SELECT * FROM ${raw(db.dialect.render.table(names, which))} ORDER BY id`))
   }
   return JSON.stringify(out)
 }
@@ -74,8 +74,8 @@ export async function inExactlyOneTable(db: Db, names: TableNames, all: string[]
  * an index, quickly.
  */
 export async function insertHistory(db: Db, names: TableNames, now: Date, count: number, daysAgo = 3): Promise<void> {
-  const t = raw(db.dialect.table(names, 'outbox'))
-  const at = (s: number) => db.dialect.timeParam(new Date(now.getTime() + s * 1000))
+  const t = raw(db.dialect.render.table(names, 'outbox'))
+  const at = (s: number) => db.dialect.render.timeParam(new Date(now.getTime() + s * 1000))
   for (let start = 0; start < count; start += 500) {
     const rows = []
     for (let i = start; i < Math.min(count, start + 500); i++) {

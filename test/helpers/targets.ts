@@ -69,6 +69,6 @@ export function uniqueTables(prefix: string): TableNames {
 export async function dropTables(db: Db, names: TableNames): Promise<void> {
   for (const which of ['outbox', 'inbox', 'archive'] as const) {
     const {raw, sql} = await import('../../dialects/index.js')
-    await db.execute(sql`DROP TABLE IF EXISTS ${raw(db.dialect.table(names, which))}`).catch(() => {})
+    await db.execute(sql`DROP TABLE IF EXISTS ${raw(db.dialect.render.table(names, which))}`).catch(() => {})
   }
 }
