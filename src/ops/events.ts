@@ -1,66 +1,13 @@
 // Reading whole events back (failed list, failed show, archive export): one row shape for all.
 import type {Dialect} from '../../dialects/index.js'
-import {eventIdentity, type EventIdentity} from '../schema/event-row.js'
+import type {StoredEvent} from '../schema/event-row.js'
 
-export const ALL_COLUMNS = [
-  'id',
-  'event_type',
-  'aggregate_type',
-  'aggregate_id',
-  'aggregate_version',
-  'payload',
-  'headers',
-  'created_at',
-  'published_at',
-  'attempts',
-  'lease_owner',
-  'lease_until',
-  'last_error',
-  'failed_at',
-] as const
+export {EVENT_COLUMN_NAMES as ALL_COLUMNS} from '../schema/columns.js'
 
 /** As `outbox status` counts them: in-flight (lease live), expired-lease (its relay died or stalled), retrying (no lease, attempted before). */
 export type EventState = 'pending' | 'in-flight' | 'expired-lease' | 'retrying' | 'failed' | 'published' | 'archived'
 
-export interface StoredEvent extends EventIdentity {
-  payload: unknown
-  headers: unknown
-  createdAt: string
-  publishedAt: string | null
-  attempts: number
-  leaseOwner: string | null
-  leaseUntil: string | null
-  lastError: string | null
-  failedAt: string | null
-}
-
-/** A driver row to the event, times as ISO-8601 and JSON parsed whatever the driver returned. */
-export function toStoredEvent(dialect: Dialect, row: Record<string, unknown>): StoredEvent {
-  const time = (v: unknown) => dialect.render.parseTime(v)?.toISOString() ?? null
-  return {
-    ...eventIdentity(row),
-    payload: json(row.payload),
-    headers: json(row.headers),
-    createdAt: time(row.created_at) as string,
-    publishedAt: time(row.published_at),
-    attempts: Number(row.attempts ?? 0),
-    leaseOwner: row.lease_owner == null ? null : String(row.lease_owner),
-    leaseUntil: time(row.lease_until),
-    lastError: row.last_error == null ? null : String(row.last_error),
-    failedAt: time(row.failed_at),
-  }
-}
-
-/** pg parses jsonb, MariaDB's JSON is text, SQLite's is text */
-function json(value: unknown): unknown {
-  if (value == null) return null
-  if (typeof value !== 'string') return Buffer.isBuffer(value) ? JSON.parse(value.toString('utf8')) : value
-  try {
-    return JSON.parse(value)
-  } catch {
-    return value
-  }
-}
+export {toStoredEvent, type StoredEvent} from '../schema/event-row.js'
 
 /**
  * A time as Dialect.exactTime wrote it (UTC: PostgreSQL's ISO text, MySQL's

@@ -9,6 +9,8 @@ import {UsageError} from '../core/errors.js'
 import {idForms, isUuid} from '../core/uuid.js'
 import {batchRead, changeTarget, countBy, forEachBatch, forEachSummarisedBatch, inBatch, leasedNow, summarisedStatement, summaryRead, tally, tallySummary, type Progress, type Where} from './batches.js'
 import {sampleOf, type SampleEvent} from './events.js'
+// what a copy from the archive brings back; the rest takes the outbox defaults (pending, 0 attempts)
+import {WRITTEN_COLUMNS as EVENT_FIELDS} from '../schema/columns.js'
 import {databaseNow, exec, num, opsContext, pointInTime, requireArchiveTable, run, slot, type OpsContext} from './query.js'
 
 export interface ReplaySelection {
@@ -64,8 +66,6 @@ const DELIVERABLE = {published_at: null, failed_at: null, lease_owner: null, lea
 // 1 for a row that is as DELIVERABLE makes it already: MySQL's UPDATE does not count it (Dialect.updateCountsChangedRows)
 const ALREADY_DELIVERABLE = sql<number>`CASE WHEN published_at IS NULL AND failed_at IS NULL AND lease_owner IS NULL AND lease_until IS NULL AND last_error IS NULL AND attempts = 0 THEN 1 ELSE 0 END`
 const SAMPLE = 10
-// what a copy from the archive brings back; the rest takes the outbox defaults (pending, 0 attempts)
-const EVENT_FIELDS = ['id', 'event_type', 'aggregate_type', 'aggregate_id', 'aggregate_version', 'payload', 'headers', 'created_at']
 
 /** Throws a UsageError for a selection that would be too broad or contradictory. */
 export function checkSelection(s: ReplaySelection): void {

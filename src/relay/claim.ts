@@ -2,7 +2,7 @@
 // and the tests all go through here, so there is one copy of this SQL: dialects/.
 import type {ClaimOptions, ClaimPlan, Dialect, RetryInput, TableNames} from '../../dialects/index.js'
 import type {Db, Queryable, Row} from '../db/index.js'
-import {eventIdentity, type ClaimedEvent} from '../schema/event-row.js'
+import {toClaimedEvent, type ClaimedEvent} from '../schema/event-row.js'
 
 export type {ClaimedEvent} from '../schema/event-row.js'
 
@@ -46,7 +46,7 @@ export async function claimOn(q: Queryable, dialect: Dialect, plan: ClaimPlan): 
   // of Dates here had milliseconds, and put two events of one aggregate written within one
   // millisecond in id order. PostgreSQL's claim sorts; MySQL's locking read is in order.
   if (plan.kind === 'update-returning' && !plan.ordered) rows.sort((a, b) => compareKeys(a, b))
-  return rows.map((row) => toEvent(dialect, row))
+  return rows.map((row) => toClaimedEvent(dialect, row))
 }
 
 /** (created_at, id) as the database stores them: SQLite's created_at is fixed-width ISO text. */
@@ -54,16 +54,6 @@ function compareKeys(a: Row, b: Row): number {
   const key = (r: Row) => `${r.created_at instanceof Date ? r.created_at.toISOString() : String(r.created_at)} ${String(r.id)}`
   const [x, y] = [key(a), key(b)]
   return x < y ? -1 : x > y ? 1 : 0
-}
-
-function toEvent(dialect: Dialect, row: Row): ClaimedEvent {
-  return {
-    ...eventIdentity(row),
-    payload: typeof row.payload === 'string' ? row.payload : JSON.stringify(row.payload),
-    headers: row.headers == null ? null : typeof row.headers === 'string' ? row.headers : JSON.stringify(row.headers),
-    createdAt: dialect.render.parseTime(row.created_at) as Date,
-    attempts: Number(row.attempts),
-  }
 }
 
 /** One UPDATE for a batch's successes; returns how many rows it marked. */

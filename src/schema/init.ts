@@ -5,7 +5,7 @@ import {createHash} from 'node:crypto'
 import type {Db, Queryable} from '../db/index.js'
 import {runUnderLock} from '../db/lock.js'
 import {UsageError} from '../core/errors.js'
-import {ALL_COLUMNS} from '../ops/events.js'
+import {ARCHIVE_COLUMN_NAMES, EVENT_COLUMN_NAMES, INBOX_COLUMN_NAMES} from './columns.js'
 
 export interface InitOptions extends DdlOptions {}
 
@@ -58,11 +58,11 @@ export async function applyInit(db: Db, names: TableNames, options: InitOptions)
 }
 
 // the columns every command reads: a table by these names without them was made by something else
-const EXPECTED_COLUMNS = {
-  outbox: ALL_COLUMNS,
-  archive: [...ALL_COLUMNS, 'archived_at'],
-  inbox: ['consumer', 'event_id', 'aggregate_type', 'aggregate_id', 'aggregate_version', 'processed_at'],
-} as const
+const EXPECTED_COLUMNS: Record<'outbox' | 'inbox' | 'archive', readonly string[]> = {
+  outbox: EVENT_COLUMN_NAMES,
+  archive: ARCHIVE_COLUMN_NAMES,
+  inbox: INBOX_COLUMN_NAMES,
+}
 
 /** A table that exists already must have the outbox's columns: else one line naming it and what it lacks, before anything is created. */
 async function checkShapes(q: Queryable, dialect: Dialect, names: TableNames, before: Set<string>): Promise<void> {
