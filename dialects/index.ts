@@ -5,6 +5,7 @@ import {postgres} from './postgres/index.js'
 import {sqlite} from './sqlite/index.js'
 
 export type * from './dialect.js'
+export {ERROR_KINDS} from './errors.js'
 export {compile, inline, join, raw, sql, Raw, Sql, type Compiled} from './sql.js'
 
 export const DIALECTS: Record<DialectName, Dialect> = {postgres, mysql, sqlite}

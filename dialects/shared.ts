@@ -1,7 +1,10 @@
-// Pieces of SQL that are the same text on every dialect, parameterised by the dialect's
-// quoting and clock. Only the dialect files call these.
+// What every dialect builds its parts with: SQL that reads the same on each (parameterised by
+// the dialect's quoting and clock), column lists in the schema's order, driver error fields.
+// Only the dialect files call these.
 import type {ClaimOptions, TableNames} from './dialect.js'
-import {join, raw, sql, type Raw, type Sql} from './sql.js'
+import {ERROR_KINDS, type DbErrorKind} from './errors.js'
+import {compile, inline, join, raw, sql, type Raw, type Sql} from './sql.js'
+import type {RenderPart} from './render.js'
 
 /** Derived object names (indexes), kept in one place so DDL, checks and docs agree. */
 export function indexNames(names: TableNames) {
@@ -76,4 +79,37 @@ export function idList(ids: readonly string[]): Sql {
 /** Same-aggregate match where aggregate_type may be NULL on both sides. */
 export function sameAggregateType(aggregateType: string | null): Sql {
   return aggregateType === null ? sql`aggregate_type IS NULL` : sql`aggregate_type = ${aggregateType}`
+}
+
+/** A CREATE TABLE's column lines, `  name type`, in the order given (src/schema/columns.ts): each dialect supplies the types. */
+export function columnLines<C extends string>(order: readonly C[], types: Readonly<Record<C, string>>): string {
+  return order.map((column) => `  ${column} ${types[column]}`).join(',\n')
+}
+
+/**
+ * A select list of the columns, in order: `alias.column`, or `expression AS column` where the
+ * dialect reads one differently (JSON as text, attempts counting the claim).
+ */
+export function selectList<C extends string>(columns: readonly C[], alias: string, expressions: Partial<Record<C, string>> = {}): string {
+  const prefix = alias ? `${alias}.` : ''
+  return columns.map((column) => (expressions[column] ? `${expressions[column]} AS ${column}` : `${prefix}${column}`)).join(', ')
+}
+
+/** A driver error's fields as every dialect's classifier reads them: code, errno, and the first line of its message. */
+export function errorFields(error: unknown): {code: string; errno: number; message: string} {
+  const e = (error ?? {}) as {code?: string | number; errno?: number; message?: string; sqlMessage?: string}
+  return {code: String(e.code ?? ''), errno: Number(e.errno), message: String(e.sqlMessage ?? e.message ?? error).split('\n')[0]}
+}
+
+/** The first kind, in ERROR_KINDS order, whose test the error passes: each dialect's classify(). */
+export function classifier(tests: Partial<Record<DbErrorKind, (e: ReturnType<typeof errorFields>) => boolean>>): (error: unknown) => DbErrorKind | undefined {
+  return (error) => {
+    const fields = errorFields(error)
+    return ERROR_KINDS.find((kind) => tests[kind]?.(fields))
+  }
+}
+
+/** The render members that follow from a dialect's placeholder and literal: printed and bound SQL come from one fragment. */
+export function fragmentRendering(placeholder: (index: number) => string, literal: (value: unknown) => string): Pick<RenderPart, 'placeholder' | 'literal' | 'compile' | 'inline'> {
+  return {placeholder, literal, compile: (fragment) => compile(fragment, placeholder), inline: (fragment) => inline(fragment, literal)}
 }

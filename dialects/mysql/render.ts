@@ -1,6 +1,6 @@
 // mysql: quoting, literals and the database clock, shared by every part of the dialect.
-import {commonLiteral, quoteString} from '../shared.js'
-import type {TableNames} from '../dialect.js'
+import {commonLiteral, fragmentRendering, quoteString} from '../shared.js'
+import type {RenderPart, TableNames} from '../dialect.js'
 import {raw, sql, type Sql} from '../sql.js'
 // DATETIME(6) holding UTC: UTC_TIMESTAMP does not depend on the session time zone.
 export const NOW = 'UTC_TIMESTAMP(6)'
@@ -35,4 +35,20 @@ export function literal(value: unknown): string {
 
 export function addMs(ms: number): Sql {
   return sql`DATE_ADD(${raw(NOW)}, INTERVAL ${ms * 1000} MICROSECOND)`
+}
+
+export const render: RenderPart = {
+  maxIdentifierLength: 64,
+  // a MySQL schema is a database: the URL names it
+  schemas: false,
+  quoteIdent,
+  table,
+  ...fragmentRendering(() => '?', literal),
+  now: NOW,
+  timeParam: datetime,
+  parseTime: (value) => {
+    if (value == null) return null
+    if (value instanceof Date) return value
+    return new Date(`${String(value).replace(' ', 'T')}Z`)
+  },
 }

@@ -1,6 +1,6 @@
 // postgres: quoting, literals and the database clock, shared by every part of the dialect.
-import {commonLiteral, quoteString} from '../shared.js'
-import type {TableNames} from '../dialect.js'
+import {commonLiteral, fragmentRendering, quoteString} from '../shared.js'
+import type {RenderPart, TableNames} from '../dialect.js'
 import {raw, sql, type Sql} from '../sql.js'
 export const NOW = 'now()'
 
@@ -28,4 +28,15 @@ export function msInterval(ms: number): Sql {
 /** a timestamptz as fixed-width ISO text in UTC with microseconds: sorts like the value, binds back equal */
 export function exactUtc(column: string): string {
   return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+}
+
+export const render: RenderPart = {
+  maxIdentifierLength: 63,
+  schemas: true,
+  quoteIdent,
+  table,
+  ...fragmentRendering((i) => `$${i}`, literal),
+  now: NOW,
+  timeParam: (date) => date.toISOString(),
+  parseTime: (value) => (value == null ? null : value instanceof Date ? value : new Date(String(value))),
 }

@@ -1,6 +1,6 @@
 // sqlite: quoting, literals and the database clock, shared by every part of the dialect.
-import {commonLiteral, quoteString} from '../shared.js'
-import type {TableNames} from '../dialect.js'
+import {commonLiteral, fragmentRendering, quoteString} from '../shared.js'
+import type {RenderPart, TableNames} from '../dialect.js'
 import {raw, sql, type Sql} from '../sql.js'
 export const NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
@@ -22,4 +22,15 @@ export function literal(value: unknown): string {
 
 export function addMs(ms: number): Sql {
   return sql`strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ${`+${(ms / 1000).toFixed(3)} seconds`})`
+}
+
+export const render: RenderPart = {
+  maxIdentifierLength: 128,
+  schemas: false,
+  quoteIdent,
+  table,
+  ...fragmentRendering(() => '?', literal),
+  now: NOW,
+  timeParam: (date) => date.toISOString(),
+  parseTime: (value) => (value == null ? null : new Date(String(value))),
 }

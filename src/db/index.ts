@@ -1,4 +1,5 @@
-// Open a connection for a URL. Drivers are imported only here, and only for the URL's dialect.
+// Open a connection for a URL: the URL's dialect opens it (its driver module is imported then,
+// and only that one), and a failure becomes one line (describeDbError).
 import {dialectOfUrl} from '../config.js'
 import {describeDbError} from './errors.js'
 import type {Db, OpenOptions} from './types.js'
@@ -9,14 +10,7 @@ export {describeDbError} from './errors.js'
 export async function openDb(url: string, options: OpenOptions = {}): Promise<Db> {
   const dialect = dialectOfUrl(url)
   try {
-    switch (dialect.name) {
-      case 'postgres':
-        return await (await import('../../dialects/postgres/driver.js')).openPostgres(url, options)
-      case 'mysql':
-        return await (await import('../../dialects/mysql/driver.js')).openMysql(url, options)
-      case 'sqlite':
-        return await (await import('../../dialects/sqlite/driver.js')).openSqlite(url, options)
-    }
+    return await dialect.driver.open(url, options)
   } catch (error) {
     throw describeDbError(error, url)
   }

@@ -1,0 +1,33 @@
+// EventsPart: what producers and consumers write. The outbox row, and the inbox row that
+// deduplicates.
+import type {TableNames} from './dialect.js'
+import type {Sql} from './sql.js'
+
+export interface NewEventRow {
+  id: string
+  eventType: string
+  aggregateType: string | null
+  aggregateId: string
+  aggregateVersion: number | null
+  payload: string
+  headers: string | null
+}
+
+export interface InboxRow {
+  consumer: string
+  eventId: string
+  aggregateType: string | null
+  aggregateId: string | null
+  aggregateVersion: number | null
+}
+
+export interface EventsPart {
+  /** the producer's INSERT: created_at by the database clock at the insert itself */
+  insertEvent(names: TableNames, row: NewEventRow): Sql
+  /** record (consumer, event id) in the inbox; affects 0 rows when it was already there */
+  inboxInsert(names: TableNames, row: InboxRow): Sql
+  /** highest aggregate_version this consumer has applied for the aggregate (column max_version) */
+  inboxMaxVersion(names: TableNames, consumer: string, aggregateType: string | null, aggregateId: string): Sql
+  /** the most bytes of JSON text the payload column can hold here (the producer's own default is lower) */
+  readonly maxPayloadBytes: number
+}

@@ -1,0 +1,143 @@
+// MySQL / MariaDB through a mysql2 pool. Every connection runs at READ COMMITTED in UTC:
+// the claim's gap locks would otherwise block producers' INSERTs (DIALECTS.md).
+import type {Pool as CallbackPool, PoolConnection as CallbackConnection} from 'mysql2'
+import type {PoolConnection} from 'mysql2/promise'
+import {sql, type Sql} from '../index.js'
+import {mysql as dialect} from './index.js'
+import {READ_COMMITTED} from './relay.js'
+import {redactUrl} from '../../src/core/redact.js'
+import {poolWaitTimeout} from '../../src/db/errors.js'
+import {checkNetworkUrl} from '../../src/db/url.js'
+import {DEFAULT_CONNECT_TIMEOUT_MS, type Db, type OpenOptions, type QueryOptions, type Queryable, type Row} from '../../src/db/types.js'
+
+function queryable(target: PoolConnection): Queryable {
+  async function run(statement: Sql, options?: QueryOptions) {
+    const {text, params} = dialect.render.compile(statement)
+    // execute() keeps a server-side prepared statement per connection; query() interpolates.
+    const [result] = options?.prepare ? await target.execute(text, params as never) : await target.query(text, params)
+    return result
+  }
+  return {
+    async query<R = Row>(statement: Sql, options?: QueryOptions) {
+      return (await run(statement, options)) as R[]
+    },
+    async execute(statement: Sql, options?: QueryOptions) {
+      return ((await run(statement, options)) as {affectedRows?: number}).affectedRows ?? 0
+    },
+  }
+}
+
+/**
+ * pool.getConnection(), but a wait in the pool's queue (every connection checked out) ends
+ * after waitMs: mysql2 itself waits forever. A connection that comes free after the caller gave
+ * up goes straight back to the pool. Opening a new connection is bounded by connectTimeout.
+ */
+function boundedAcquire(pool: CallbackPool, waitMs: number, poolSize: number): Promise<CallbackConnection> {
+  return new Promise((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined
+    let gaveUp = false
+    // mysql2 emits 'enqueue' synchronously inside getConnection when the caller has to wait
+    const queued = () => {
+      timer = setTimeout(() => {
+        gaveUp = true
+        reject(poolWaitTimeout(waitMs, poolSize))
+      }, waitMs)
+    }
+    pool.once('enqueue', queued)
+    try {
+      pool.getConnection((error, connection) => {
+        clearTimeout(timer)
+        if (!gaveUp) return error ? reject(error) : resolve(connection)
+        if (!error) connection.release()
+      })
+    } finally {
+      pool.off('enqueue', queued)
+    }
+  })
+}
+
+/** MariaDB bounds every statement (max_statement_time, seconds); MySQL 8 only SELECTs (max_execution_time, ms). */
+function statementTimeout(connection: CallbackConnection, ms: number): string {
+  const version = String((connection as {_handshakePacket?: {serverVersion?: string}})._handshakePacket?.serverVersion ?? '')
+  const mysql = version !== '' && !/mariadb/i.test(version)
+  return mysql ? `SET SESSION max_execution_time = ${Math.ceil(ms)}` : `SET SESSION max_statement_time = ${ms / 1000}`
+}
+
+export async function open(url: string, options: OpenOptions = {}): Promise<Db> {
+  const parsed = checkNetworkUrl(url)
+  const mysql2 = (await import('mysql2')).default
+  // One callback pool; Kysely and our queries check its connections out through acquire().
+  const poolSize = options.poolSize ?? 4
+  const waitMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS
+  const callbackPool = mysql2.createPool({
+    host: parsed.hostname,
+    port: parsed.port ? Number(parsed.port) : 3306,
+    user: decodeURIComponent(parsed.username || 'root'),
+    password: decodeURIComponent(parsed.password),
+    database: decodeURIComponent(parsed.pathname.replace(/^\//, '')) || undefined,
+    connectionLimit: poolSize,
+    connectTimeout: waitMs,
+    timezone: 'Z',
+    supportBigNumbers: true,
+    decimalNumbers: true,
+    multipleStatements: false,
+    // affectedRows counts changed rows, not matched ones: a duplicate inbox insert reads as 0
+    flags: ['-FOUND_ROWS'],
+  })
+  callbackPool.on('connection', (connection) => {
+    connection.query(READ_COMMITTED)
+    connection.query("SET time_zone = '+00:00'")
+    if (options.statementTimeoutMs) connection.query(statementTimeout(connection, options.statementTimeoutMs), () => {})
+  })
+  const acquire = () => boundedAcquire(callbackPool, waitMs, poolSize)
+  /** pool.query/execute with a bounded wait: one statement on a connection of the pool */
+  async function onPool<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+    const connection = (await acquire()).promise()
+    try {
+      return await fn(queryable(connection))
+    } finally {
+      connection.release()
+    }
+  }
+  let kysely: Awaited<ReturnType<Db['kysely']>> | undefined
+  const db: Db = {
+    dialect,
+    safeUrl: redactUrl(url),
+    query: (statement, options) => onPool((q) => q.query(statement, options)),
+    execute: (statement, options) => onPool((q) => q.execute(statement, options)),
+    async transaction(fn, options) {
+      const connection = (await acquire()).promise()
+      try {
+        await connection.query('START TRANSACTION')
+        const tx = queryable(connection)
+        if (options?.first) await tx.execute(options.first)
+        const result = await fn(tx)
+        await connection.query('COMMIT')
+        if (options?.after) await tx.query(options.after).catch(() => {})
+        connection.release()
+        return result
+      } catch (error) {
+        await connection.query('ROLLBACK').catch(() => {})
+        connection.destroy() // whatever the session held (GET_LOCK) goes with it
+        throw error
+      }
+    },
+    async kysely() {
+      if (!kysely) {
+        const {Kysely, MysqlDialect} = await import('kysely')
+        // Kysely only checks connections out and ends the pool
+        const bounded = {
+          getConnection: (cb: (error: unknown, connection?: CallbackConnection) => void) => acquire().then((c) => cb(null, c), (error) => cb(error)),
+          end: (cb: (error: unknown) => void) => callbackPool.end(cb),
+        }
+        kysely = new Kysely<any>({dialect: new MysqlDialect({pool: bounded as never})})
+      }
+      return kysely
+    },
+    async close() {
+      await callbackPool.promise().end()
+    },
+  }
+  await db.query(sql`SELECT 1`)
+  return db
+}

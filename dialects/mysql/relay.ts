@@ -1,0 +1,74 @@
+// mysql: SKIP LOCKED only on SELECT, no UPDATE ... RETURNING, no same-table subquery in
+// UPDATE. So the claim is two statements in one READ COMMITTED transaction: lock the ids with
+// SELECT ... FOR UPDATE SKIP LOCKED, then UPDATE by id.
+import {CLAIMED_COLUMNS} from '../../src/schema/columns.js'
+import {batchLimit, claimablePredicate, idList, indexNames, orderingPredicate, selectList} from '../shared.js'
+import type {ClaimOptions, RelayPart, RetryInput, TableNames} from '../dialect.js'
+import {inline, raw, sql, type Sql} from '../sql.js'
+import {NOW, addMs, literal, quoteIdent, table} from './render.js'
+
+// JSON comes back as text; the locking read runs before the UPDATE, so attempts counts this claim here
+const SELECTED = selectList(CLAIMED_COLUMNS, 'e', {payload: 'CAST(e.payload AS CHAR)', headers: 'CAST(e.headers AS CHAR)', attempts: 'e.attempts + 1'})
+
+export const READ_COMMITTED = 'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED'
+
+// FORCE INDEX: on a small table (a new deployment, verify's scratch table after a purge) MariaDB
+// may read the pending rows by a table scan and sort them, which locks every pending row, not
+// the batch, and a second relay gets nothing (verify's second-session check caught it about one
+// run in five). Through the claim index the ORDER BY needs no sort and the LIMIT ends the scan.
+function lockStatement(names: TableNames, options: ClaimOptions, columns: string): Sql {
+  const outbox = table(names, 'outbox')
+  return sql`SELECT ${raw(columns)} FROM ${raw(outbox)} e FORCE INDEX (${raw(quoteIdent(indexNames(names).claim))})
+WHERE ${claimablePredicate(NOW, 'e')}${orderingPredicate(outbox, options, 'e')}
+ORDER BY e.created_at, e.id
+LIMIT ${batchLimit(options)}
+FOR UPDATE SKIP LOCKED`
+}
+
+function leaseSet(options: ClaimOptions): Sql {
+  return sql`SET lease_owner = ${options.owner}, lease_until = ${addMs(options.leaseMs)}, attempts = attempts + 1`
+}
+
+/**
+ * The same two statements as a client script: the locked ids go through a temporary table
+ * (CREATE TEMPORARY TABLE does not end the transaction), so it runs unchanged in `mariadb`
+ * or `mysql` and skips, rather than waits on, rows another session holds.
+ */
+function claimScript(names: TableNames, options: ClaimOptions): string {
+  const outbox = table(names, 'outbox')
+  const lock = inline(lockStatement(names, options, 'e.id'), literal)
+  const update = inline(sql`UPDATE ${raw(outbox)} ${leaseSet(options)} WHERE id IN (SELECT id FROM outbox_claim_ids)`, literal)
+  return `${READ_COMMITTED};
+CREATE TEMPORARY TABLE IF NOT EXISTS outbox_claim_ids (id CHAR(36) CHARACTER SET ascii COLLATE ascii_bin PRIMARY KEY);
+DELETE FROM outbox_claim_ids;
+START TRANSACTION;
+INSERT INTO outbox_claim_ids (id)
+${lock};
+${update};
+COMMIT;
+SELECT ${selectList(CLAIMED_COLUMNS, 'e')}
+FROM ${outbox} e JOIN outbox_claim_ids c ON c.id = e.id ORDER BY e.created_at, e.id;`
+}
+
+export const relay: RelayPart = {
+  claim: (names, options) => ({
+    kind: 'lock-then-update',
+    session: [sql`${raw(READ_COMMITTED)}`],
+    lock: lockStatement(names, options, SELECTED),
+    update: (ids) => sql`UPDATE ${raw(table(names, 'outbox'))} ${leaseSet(options)} WHERE id IN (${idList(ids)})`,
+  }),
+  claimScript,
+  markPublished: (names, ids) =>
+    sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL, failed_at = NULL
+WHERE id IN (${idList(ids)}) AND published_at IS NULL`,
+  // a placeholder per id: a prepared statement per batch size would pile up on the connection
+  prepareMark: false,
+  retry: (names, r: RetryInput) =>
+    sql`UPDATE ${raw(table(names, 'outbox'))}
+SET lease_owner = NULL, lease_until = ${addMs(r.delayMs)}, last_error = ${r.error},
+  ${r.refund ? raw('attempts = GREATEST(attempts - 1, 0), failed_at = NULL') : sql`failed_at = CASE WHEN attempts >= ${r.maxAttempts} THEN ${raw(NOW)} ELSE NULL END`}
+WHERE id = ${r.id} AND lease_owner = ${r.owner} AND published_at IS NULL`,
+  release: (names, ids, owner) =>
+    sql`UPDATE ${raw(table(names, 'outbox'))} SET lease_owner = NULL, lease_until = NULL, attempts = GREATEST(attempts - 1, 0)
+WHERE id IN (${idList(ids)}) AND lease_owner = ${owner} AND published_at IS NULL`,
+}

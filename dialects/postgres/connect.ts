@@ -1,0 +1,144 @@
+// PostgreSQL through a pg Pool. int8 counts come back as numbers (per pool, not globally).
+import type {Pool, PoolClient, QueryConfig} from 'pg'
+import {createHash} from 'node:crypto'
+import type {Sql} from '../index.js'
+import {postgres} from './index.js'
+import {redactUrl} from '../../src/core/redact.js'
+import {poolWaitTimeout} from '../../src/db/errors.js'
+import {checkNetworkUrl} from '../../src/db/url.js'
+import {DEFAULT_CONNECT_TIMEOUT_MS, type Db, type OpenOptions, type QueryOptions, type Queryable, type Row} from '../../src/db/types.js'
+
+// Statements bound from one template (ops/query.ts templateOf) share their chunks: their text
+// and prepared name are worked out once, not every batch.
+const named = new WeakMap<readonly string[], {text: string; name?: string}>()
+
+function config(statement: Sql, options?: QueryOptions): QueryConfig {
+  let known = named.get(statement.chunks)
+  if (!known) named.set(statement.chunks, (known = {text: postgres.render.compile(statement).text}))
+  if (options?.prepare) known.name ??= 'outbox_' + createHash('sha1').update(known.text).digest('hex').slice(0, 16)
+  return {text: known.text, values: [...statement.values], name: options?.prepare ? known.name : undefined}
+}
+
+// pg-pool's two timeouts, both from connectionTimeoutMillis: this one is the wait in its queue
+// for a free client (the pool is full); a new client's TCP/login timeout is "Connection
+// terminated due to connection timeout" instead, which describeDbError reports as unreachable.
+const POOL_QUEUE_TIMEOUT = 'timeout exceeded when trying to connect'
+
+function queryable(target: Pool | PoolClient, poolWait: (error: unknown) => unknown = (error) => error): Queryable {
+  async function run(statement: Sql, options?: QueryOptions) {
+    try {
+      return await target.query(config(statement, options))
+    } catch (error) {
+      throw poolWait(error)
+    }
+  }
+  return {
+    async query<R = Row>(statement: Sql, options?: QueryOptions) {
+      return (await run(statement, options)).rows as R[]
+    },
+    async execute(statement: Sql, options?: QueryOptions) {
+      return (await run(statement, options)).rowCount ?? 0
+    },
+  }
+}
+
+export async function open(url: string, options: OpenOptions = {}): Promise<Db> {
+  checkNetworkUrl(url)
+  const pg = (await import('pg')).default
+  const INT8 = 20
+  const types = {
+    getTypeParser: (oid: number, format?: string) =>
+      oid === INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text'),
+  }
+  const poolSize = options.poolSize ?? 4
+  const waitMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS
+  const pool = new pg.Pool({
+    connectionString: url.replace(/^postgresql:/i, 'postgres:'),
+    max: poolSize,
+    connectionTimeoutMillis: waitMs,
+    statement_timeout: options.statementTimeoutMs,
+    types,
+    application_name: 'outbox',
+    options: options.asyncCommit ? '-c synchronous_commit=off' : undefined,
+  })
+  // An idle client losing its connection (server restart, pg_terminate_backend) must not
+  // crash the process; the next query gets a fresh connection.
+  pool.on('error', () => {})
+  // A checked-out client whose connection dies emits 'error' as well as failing its query;
+  // with no listener that event would crash the process with a stack instead of the query's
+  // error reaching the caller as one line.
+  pool.on('connect', (client) => client.on('error', () => {}))
+  const poolWait = (error: unknown) => ((error as Error)?.message === POOL_QUEUE_TIMEOUT ? poolWaitTimeout(waitMs, poolSize) : error)
+  /** pool.connect(), its queue-wait timeout reported with the pool's size */
+  const connect = () => pool.connect().catch((error) => Promise.reject(poolWait(error)))
+  const base = queryable(pool, poolWait)
+  let kysely: Awaited<ReturnType<Db['kysely']>> | undefined
+  const db: Db = {
+    dialect: postgres,
+    safeUrl: redactUrl(url),
+    ...base,
+    async transaction(fn, options) {
+      const client = await connect()
+      try {
+        const first = options?.first && postgres.render.compile(options.first)
+        if (first && first.params.length) throw new TypeError('a transaction\'s first statement takes no parameters')
+        // a query without values goes as one simple-protocol message, which may hold two statements
+        await client.query(first ? `BEGIN; ${first.text}` : 'BEGIN')
+        const result = await fn(queryable(client))
+        await client.query('COMMIT')
+        if (options?.after) await queryable(client).query(options.after).catch(() => {})
+        client.release()
+        return result
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {})
+        client.release(true) // destroyed: whatever the session held goes with it
+        throw error
+      }
+    },
+    async kysely() {
+      if (!kysely) {
+        const {Kysely, PostgresDialect} = await import('kysely')
+        // Kysely only checks clients out and ends the pool
+        const bounded = {connect, end: () => pool.end()}
+        kysely = new Kysely<any>({dialect: new PostgresDialect({pool: bounded as never})})
+      }
+      return kysely
+    },
+    async listen(statement, onNotify, onError) {
+      // A dedicated pool client: LISTEN belongs to the session, so it must not be shared.
+      // It is destroyed, not returned to the pool, when listening ends.
+      const client = await connect()
+      let closed = false
+      const notified = () => onNotify()
+      const failed = (error: Error) => {
+        if (closed) return
+        closed = true
+        client.release(true)
+        onError(error)
+      }
+      client.on('notification', notified)
+      client.on('error', failed)
+      try {
+        await client.query(postgres.render.compile(statement).text)
+      } catch (error) {
+        closed = true
+        client.release(true)
+        throw error
+      }
+      return {
+        async close() {
+          if (closed) return
+          closed = true
+          client.off('notification', notified) // the error handler stays: it ignores errors once closed
+          client.release(true)
+        },
+      }
+    },
+    async close() {
+      await pool.end()
+    },
+  }
+  // Fail now on a bad URL, login or database rather than at the first real query.
+  await pool.query('SELECT 1')
+  return db
+}

@@ -1,0 +1,51 @@
+// postgres: the claim is one statement. FOR UPDATE SKIP LOCKED in a MATERIALIZED CTE picks
+// and locks the batch, the UPDATE leases it and returns its rows, sorted.
+import {CLAIMED_COLUMNS} from '../../src/schema/columns.js'
+import {batchLimit, claimablePredicate, orderingPredicate, selectList} from '../shared.js'
+import type {ClaimOptions, RelayPart, RetryInput, TableNames} from '../dialect.js'
+import {inline, raw, sql, type Sql} from '../sql.js'
+import {NOW, literal, msInterval, quoteIdent, table} from './render.js'
+
+// pg would hand jsonb back parsed: as text, publishers forward it unchanged
+const RETURNED = selectList(CLAIMED_COLUMNS, 't', {payload: 't.payload::text', headers: 't.headers::text'})
+
+function claimStatement(names: TableNames, options: ClaimOptions): Sql {
+  const outbox = table(names, 'outbox')
+  // MATERIALIZED: the locked, limited set is computed once. An IN (SELECT ... LIMIT ...
+  // FOR UPDATE SKIP LOCKED) may be re-evaluated per outer row and claim more than LIMIT
+  // (PostgreSQL BUG #15715). RETURNING has no order: the rows come back sorted by the database,
+  // to the microsecond, in the order the relay publishes them (a client sort had milliseconds).
+  return sql`WITH c AS MATERIALIZED (
+  SELECT e.id FROM ${raw(outbox)} e
+  WHERE ${claimablePredicate(NOW, 'e')}${orderingPredicate(outbox, options, 'e')}
+  ORDER BY e.created_at, e.id
+  LIMIT ${batchLimit(options)}
+  FOR UPDATE SKIP LOCKED
+), leased AS (
+UPDATE ${raw(outbox)} AS t
+SET lease_owner = ${options.owner}, lease_until = ${raw(NOW)} + ${msInterval(options.leaseMs)}, attempts = t.attempts + 1
+FROM c WHERE t.id = c.id
+RETURNING ${raw(RETURNED)}
+)
+SELECT * FROM leased ORDER BY created_at, id`
+}
+
+export const relay: RelayPart = {
+  claim: (names, options) => ({kind: 'update-returning', statement: claimStatement(names, options), ordered: true}),
+  claimScript: (names, options) => `${inline(claimStatement(names, options), literal)};`,
+  markPublished: (names, ids) =>
+    sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL, failed_at = NULL
+WHERE id = ANY(${ids}::uuid[]) AND published_at IS NULL`,
+  // the ids go as one uuid[] value: one text for every batch
+  prepareMark: true,
+  retry: (names, r: RetryInput) =>
+    sql`UPDATE ${raw(table(names, 'outbox'))}
+SET lease_owner = NULL, lease_until = ${raw(NOW)} + ${msInterval(r.delayMs)}, last_error = ${r.error},
+  ${r.refund ? raw('attempts = greatest(attempts - 1, 0), failed_at = NULL') : sql`failed_at = CASE WHEN attempts >= ${r.maxAttempts}::integer THEN ${raw(NOW)} ELSE NULL END`}
+WHERE id = ${r.id}::uuid AND lease_owner = ${r.owner} AND published_at IS NULL`,
+  release: (names, ids, owner) =>
+    sql`UPDATE ${raw(table(names, 'outbox'))} SET lease_owner = NULL, lease_until = NULL, attempts = greatest(attempts - 1, 0)
+WHERE id = ANY(${ids}::uuid[]) AND lease_owner = ${owner} AND published_at IS NULL`,
+  notify: (channel) => sql`SELECT pg_notify(${channel}, '')`,
+  listen: (channel) => sql`LISTEN ${raw(quoteIdent(channel))}`,
+}

@@ -1,0 +1,68 @@
+// RelayPart: the relay's statements. Claim a batch under a lease, mark it published, retry or
+// fail one event, give leases back. src/relay/claim.ts runs them, `outbox sql` prints them.
+import type {TableNames} from './dialect.js'
+import type {Sql} from './sql.js'
+
+export interface ClaimOptions {
+  batch: number
+  leaseMs: number
+  owner: string
+  /** never claim an event while an older event of the same aggregate is unpublished */
+  ordering?: 'none' | 'aggregate'
+}
+
+/**
+ * The claim, as the relay runs it. Either way its rows carry the columns of
+ * src/schema/columns.ts CLAIMED_COLUMNS, `attempts` counting this claim.
+ */
+export type ClaimPlan =
+  /**
+   * one statement that locks, leases and returns the rows (PostgreSQL, SQLite); `ordered`: in
+   * claim order, (created_at, id) (PostgreSQL sorts them; SQLite's RETURNING has no order, and
+   * its created_at is fixed-width text, so the relay sorts on that)
+   */
+  | {kind: 'update-returning'; statement: Sql; ordered: boolean}
+  /**
+   * MySQL/MariaDB: inside one READ COMMITTED transaction, SELECT ... FOR UPDATE SKIP LOCKED,
+   * then UPDATE the selected ids, then COMMIT.
+   */
+  | {kind: 'lock-then-update'; session: Sql[]; lock: Sql; update: (ids: string[]) => Sql}
+
+export interface RetryInput {
+  id: string
+  owner: string
+  delayMs: number
+  error: string
+  /** the event becomes failed when its attempts reach this (0 = fail now) */
+  maxAttempts: number
+  /**
+   * The broker took none of the batch (it is down): the claim's attempt is given back and the
+   * event never fails for it, so an outage does not use up the backlog's attempts.
+   */
+  refund?: boolean
+}
+
+export interface RelayPart {
+  claim(names: TableNames, options: ClaimOptions): ClaimPlan
+  /** the claim as one script, values inlined, runnable as-is in the database's own client */
+  claimScript(names: TableNames, options: ClaimOptions): string
+  /** publishes the batch's successes: one statement, whatever the number of ids */
+  markPublished(names: TableNames, ids: string[]): Sql
+  /**
+   * Whether markPublished's statement is kept as a server-side prepared statement. True where
+   * its text is the same for every batch (the ids bound as one value); false where each id has
+   * its own placeholder, so every batch size would leave another prepared statement on the
+   * connection (MySQL's IN list).
+   */
+  readonly prepareMark: boolean
+  retry(names: TableNames, input: RetryInput): Sql
+  /** give back leases that were claimed but not sent (graceful stop) */
+  release(names: TableNames, ids: string[], owner: string): Sql
+  /**
+   * A statement, sent in the producer's transaction, that wakes listening relays at its commit
+   * (a hint; polling stays the truth). Undefined: relays only poll (PostgreSQL has NOTIFY).
+   */
+  notify?(channel: string): Sql
+  /** the LISTEN statement matching notify(); defined exactly where notify is */
+  listen?(channel: string): Sql
+}
