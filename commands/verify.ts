@@ -34,7 +34,7 @@ Exit 1 when a check fails, 2 for bad input, an unreachable database or --timeout
     const events = positiveInt(flags.events, 'events', 100_000)
     const {url} = resolveConnection({url: flags.url, config: flags.config, schema: flags.schema})
     this.secretUrl = url
-    if (dialectOfUrl(url).name === 'sqlite') (await import('../src/db/url.js')).requireSqliteFile(url)
+    await dialectOfUrl(url).driver.requireExisting?.(url)
     const {verify} = await import('../src/verify/run.js')
     const {progressLine, renderVerifyTable} = await import('../src/render/verify.js')
     const progress = progressLine()

@@ -1,6 +1,7 @@
 // Write an event inside the caller's own transaction. Never commits: that is the caller's.
 import type {Dialect, DialectName, TableNames} from '../dialects/index.js'
-import {DIALECTS} from '../dialects/index.js'
+import {DIALECT_NAMES, DIALECTS, type RunSql} from '../dialects/index.js'
+import {method} from '../dialects/driver.js'
 import {UsageError} from './core/errors.js'
 import {serialiseHeaders, serialisePayload} from './schema/payload.js'
 import {resolveTables} from './schema/tables.js'
@@ -30,37 +31,19 @@ export interface ProducerOptions {
 /** A pg Client / PoolClient, a mysql2 (promise) connection, or a Kysely transaction. */
 export type Executor = object
 
-type Run = (text: string, params: unknown[]) => Promise<unknown>
-
-function asFunction(target: object, name: string): ((...args: unknown[]) => unknown) | undefined {
-  const f = (target as Record<string, unknown>)[name]
-  return typeof f === 'function' ? (f as (...args: unknown[]) => unknown).bind(target) : undefined
-}
-
 /** Detects the executor's kind; returns how to run SQL on it and its dialect. */
-function adapt(executor: Executor, wanted?: DialectName): {run: Run; dialect: DialectName} {
-  const executeQuery = asFunction(executor, 'executeQuery')
-  if (executeQuery && asFunction(executor, 'selectFrom')) {
-    const adapter = (asFunction(executor, 'getExecutor')?.() as {adapter?: object} | undefined)?.adapter
-    const kind = adapter?.constructor.name.toLowerCase() ?? ''
-    const dialect = wanted ?? (kind.includes('postgres') ? 'postgres' : kind.includes('mysql') ? 'mysql' : kind.includes('sqlite') ? 'sqlite' : undefined)
-    if (!dialect) throw new UsageError('cannot tell the Kysely dialect', "Pass {dialect: 'postgres' | 'mysql' | 'sqlite'}")
+function adapt(executor: Executor, wanted?: DialectName): {run: RunSql; dialect: Dialect} {
+  const executeQuery = method(executor, 'executeQuery')
+  if (executeQuery && method(executor, 'selectFrom')) {
+    const adapter = (method(executor, 'getExecutor')?.() as {adapter?: object} | undefined)?.adapter
+    const kind = adapter?.constructor.name ?? ''
+    const dialect = wanted ? DIALECTS[wanted] : Object.values(DIALECTS).find((d) => d.driver.kyselyAdapter.test(kind))
+    if (!dialect) throw new UsageError('cannot tell the Kysely dialect', `Pass {dialect: ${DIALECT_NAMES.map((name) => `'${name}'`).join(' | ')}}`)
     return {dialect, run: (text, params) => executeQuery({sql: text, parameters: params, query: {kind: 'RawNode'}, queryId: {queryId: 'outbox'}}) as Promise<unknown>}
   }
-  const query = asFunction(executor, 'query')
-  if (query && asFunction(executor, 'escapeIdentifier')) return {dialect: 'postgres', run: (text, values) => query({text, values}) as Promise<unknown>}
-  const execute = asFunction(executor, 'execute')
-  // the atomicity is the point: a pool would run the insert on whichever connection is free,
-  // committed on its own; a callback connection returns no promise, so a failure goes unseen
-  if (execute && query && asFunction(executor, 'getConnection')) {
-    throw new UsageError('writeEvent was given a connection pool', 'Pass the connection your transaction runs on (await pool.getConnection(), then beginTransaction)')
-  }
-  if (execute && query && asFunction(executor, 'promise')) {
-    throw new UsageError('writeEvent was given a mysql2 callback connection', 'Pass connection.promise(), or a connection from mysql2/promise')
-  }
-  if (execute && query) return {dialect: wanted ?? 'mysql', run: (text, params) => execute(text, params) as Promise<unknown>}
-  if (asFunction(executor, 'prepare') && asFunction(executor, 'pragma')) {
-    throw new UsageError('better-sqlite3 is synchronous', 'Use writeEventSync(database, event) inside database.transaction(...)')
+  for (const dialect of Object.values(DIALECTS)) {
+    const client = dialect.driver.client(executor)
+    if (client) return {run: client.run, dialect: wanted && !client.sure ? DIALECTS[wanted] : dialect}
   }
   throw new UsageError('unsupported executor', 'Pass a pg client, a mysql2/promise connection, a Kysely transaction, or use writeEventSync for better-sqlite3')
 }
@@ -97,7 +80,7 @@ export function notifyChannel(names: TableNames): string {
 /** Inserts the event with the caller's executor, inside the caller's transaction. Returns its id. */
 export async function writeEvent(executor: Executor, event: NewEvent, options: ProducerOptions = {}): Promise<string> {
   const {run, dialect} = adapt(executor, options.dialect)
-  const {id, insert, notify} = statements(DIALECTS[dialect], event, options)
+  const {id, insert, notify} = statements(dialect, event, options)
   await run(insert.text, insert.params)
   if (notify) await run(notify.text, notify.params)
   return id

@@ -59,7 +59,7 @@ function compareKeys(a: Row, b: Row): number {
 /** One UPDATE for a batch's successes; returns how many rows it marked. */
 export async function markPublished(db: Db, names: TableNames, ids: string[]): Promise<number> {
   if (ids.length === 0) return 0
-  return onDeadlockRetry(db, () => db.execute(db.dialect.relay.markPublished(names, ids), {prepare: db.dialect.name !== 'mysql'}))
+  return onDeadlockRetry(db, () => db.execute(db.dialect.relay.markPublished(names, ids), {prepare: db.dialect.relay.prepareMark}))
 }
 
 /** Releases with backoff, or fails the event once it reached maxAttempts. False when the lease was lost. */

@@ -67,7 +67,7 @@ export async function runRelayService(options: RelayServiceOptions): Promise<Rel
       batch: options.relay.batch ?? 100,
       concurrency,
       ordering: options.relay.ordering ?? 'none',
-      listen: options.relay.listen && db.dialect.name === 'postgres' ? true : undefined,
+      listen: options.relay.listen && db.dialect.relay.listen ? true : undefined,
       once: options.once || undefined,
     })
     const worst = worstPublishMs(options)

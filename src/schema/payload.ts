@@ -1,16 +1,9 @@
 // Payload and header validation before anything reaches the database.
-import type {DialectName} from '../../dialects/index.js'
+import {DIALECT_NAMES, DIALECTS, type DialectName} from '../../dialects/index.js'
 import {UsageError} from '../core/errors.js'
 
-/** What each database can store in the payload column at most (bytes of JSON text). */
-export const DIALECT_PAYLOAD_LIMIT: Record<DialectName, number> = {
-  // jsonb values are limited to 255 MiB
-  postgres: 255 * 1024 * 1024,
-  // a statement must fit max_allowed_packet: 16 MiB by default on MariaDB (64 MiB on MySQL 8)
-  mysql: 16 * 1024 * 1024 - 64 * 1024,
-  // SQLITE_MAX_LENGTH default
-  sqlite: 1_000_000_000,
-}
+/** What each database can store in the payload column at most (bytes of JSON text): Dialect.events.maxPayloadBytes. */
+export const DIALECT_PAYLOAD_LIMIT = Object.fromEntries(DIALECT_NAMES.map((name) => [name, DIALECTS[name].events.maxPayloadBytes])) as Record<DialectName, number>
 
 /** Our default: events are notifications, not blobs. Raise with maxPayloadBytes. */
 export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024

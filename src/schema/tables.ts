@@ -1,5 +1,5 @@
 // Table names: defaults, validation as SQL identifiers, and quoting through the dialect.
-import type {Dialect, TableNames} from '../../dialects/index.js'
+import {DIALECTS, type Dialect, type TableNames} from '../../dialects/index.js'
 import {indexNames} from '../../dialects/shared.js'
 import {UsageError} from '../core/errors.js'
 
@@ -20,6 +20,12 @@ when where with`.split(/\s+/),
 )
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/
+
+// the databases whose tables may live in a named schema, for --schema's refusal elsewhere
+const WITH_SCHEMAS = Object.values(DIALECTS)
+  .filter((d) => d.render.schemas)
+  .map((d) => d.displayName)
+  .join(', ')
 
 /** Throws a UsageError naming the flag unless `name` is a plain identifier the dialect accepts. */
 export function validateIdentifier(name: string, flag: string, dialect?: Dialect, reserveForSuffix = 0): string {
@@ -65,7 +71,7 @@ export function resolveTables(flags: TableFlags, dialect?: Dialect): TableNames 
   const distinct = new Set([names.outbox, names.inbox, names.archive])
   if (distinct.size < 3) throw new UsageError('--table, --inbox-table and --archive-table must differ', 'Give each table its own name')
   if (flags.schema !== undefined) {
-    if (dialect && dialect.name !== 'postgres') throw new UsageError(`--schema is for PostgreSQL; ${dialect.name} has none`, 'Drop --schema')
+    if (dialect && !dialect.render.schemas) throw new UsageError(`--schema is for ${WITH_SCHEMAS}; ${dialect.name} has none`, 'Drop --schema')
     names.schema = validateIdentifier(flags.schema, 'schema', dialect)
   }
   return names

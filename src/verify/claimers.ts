@@ -50,7 +50,7 @@ export const claimersCheck: Check = {
     if (live !== events) return fail(`only ${live} of ${events} leases are live after the race (lease ${LIVE_LEASE_MS / 60_000} min)`)
     return pass(
       `${claimers} connections claimed ${events} events in batches of ${batch} in ${elapsed} (per claimer ${spread}): each exactly once, 0 double claims, all ${live} leases live` +
-        (ctx.dialect.name === 'sqlite' ? '; SQLite serialises writers, so the connections took turns' : ''),
+        (ctx.dialect.verify.concurrency === 'single-writer' ? `; ${ctx.dialect.displayName} serialises writers, so the connections took turns` : ''),
     )
   },
 }

@@ -1,11 +1,11 @@
 // `outbox verify` as a library call: create a scratch table, run the checks, always drop it.
 import {randomBytes} from 'node:crypto'
-import {raw, sql, type TableNames} from '../../dialects/index.js'
+import {raw, sql, type OptionalCheck, type TableNames} from '../../dialects/index.js'
 import {dialectOfUrl} from '../config.js'
 import {describeDbError, openDb, type Db} from '../db/index.js'
 import {ConnectionError, UsageError} from '../core/errors.js'
 import {resolveTables} from '../schema/tables.js'
-import type {Check} from './check.js'
+import {notApplicable, type Check} from './check.js'
 import {claimersCheck} from './claimers.js'
 import {Interrupted, VerifyContext} from './context.js'
 import {indexCheck} from './index-plan.js'
@@ -61,7 +61,9 @@ async function runCheck(ctx: VerifyContext, check: Check, index: number, total: 
   ctx.onNote = progress && ((note) => progress({index, total, title: check.title, note}))
   const start = performance.now()
   try {
-    const outcome = await check.run(ctx)
+    // a check that does not apply to this database is reported n/a with the dialect's reason
+    const skip = ctx.dialect.verify.notApplicable[check.id as OptionalCheck]
+    const outcome = skip ? notApplicable(skip) : await check.run(ctx)
     const status = outcome.skip ? 'skip' : outcome.ok ? 'pass' : 'fail'
     return {check: check.id, title: check.title, status, ok: outcome.ok, detail: outcome.detail, ms: Math.round(performance.now() - start)}
   } catch (error) {
@@ -74,10 +76,8 @@ async function runCheck(ctx: VerifyContext, check: Check, index: number, total: 
 }
 
 function validate(url: string, options: VerifyOptions): void {
-  const dialect = dialectOfUrl(url)
-  if (dialect.name === 'sqlite' && /^sqlite3?::memory:/i.test(url)) {
-    throw new UsageError('verify needs a SQLite file: sqlite::memory: is private to one connection', 'Use sqlite:./app.db')
-  }
+  const refused = dialectOfUrl(url).verify.urlProblem?.(url)
+  if (refused) throw new UsageError(refused.message, refused.hint)
   const range = (value: number | undefined, flag: string, max: number) => {
     if (value !== undefined && (!Number.isSafeInteger(value) || value < 1 || value > max)) {
       throw new UsageError(`--${flag} must be a whole number from 1 to ${max}`, `Use e.g. --${flag} 4`)

@@ -24,7 +24,7 @@ export const secondSessionCheck: Check = {
     const first = await ctx.hold(await ctx.session(), opts('outbox-verify-a'))
     try {
       if (!same(ids(first.events), seeded.slice(0, 2))) return fail(`the first claim did not take the 2 oldest events (got ${first.events.length})`)
-      return ctx.dialect.name === 'sqlite' ? await singleWriter(ctx, first, seeded) : await skipsLocked(ctx, first, seeded)
+      return ctx.dialect.verify.concurrency === 'single-writer' ? await singleWriter(ctx, first, seeded) : await skipsLocked(ctx, first, seeded)
     } finally {
       await first.release()
     }
