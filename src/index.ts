@@ -47,7 +47,7 @@ export {
   type ScenarioKind,
   type Verdict,
 } from './chaos/runner.js'
-export {ordersScenario, loadScenario, type Scenario, type ScenarioContext, type DeliveredEvent, type Intent} from './chaos/scenario.js'
+export {ordersScenario, loadScenario, type Scenario, type ScenarioContext, type DeliveredEvent, type Intent} from './chaos/business-scenario.js'
 export {STRATEGIES, CONSUMER_MODES, STRATEGY_DESCRIPTIONS, CONSUMER_DESCRIPTIONS, type Strategy, type ConsumerMode} from './chaos/strategies.js'
 export {checkInvariants, INVARIANTS, type InvariantName, type Violation, type Observed} from './chaos/invariants.js'
 export {LoopbackBroker, type LoopbackBrokerOptions, type BrokerStats, type CloudEvent} from './chaos/broker.js'

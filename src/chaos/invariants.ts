@@ -2,7 +2,7 @@
 // atomic, delivered, effect once, nothing stuck, order; plus the scenario's business check.
 import {sql, type Dialect} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
-import {intentKey, type Scenario, type ScenarioContext} from './scenario.js'
+import {intentKey, type Scenario, type ScenarioContext} from './business-scenario.js'
 import {tableRef, type RunTables} from './tables.js'
 
 export type InvariantName = 'atomic' | 'delivered' | 'effect-once' | 'nothing-stuck' | 'order' | 'business'

@@ -6,7 +6,7 @@ import type {Db, Queryable} from '../db/index.js'
 import {isMissingTable} from '../db/errors.js'
 import {UsageError} from '../core/errors.js'
 import {applyInit} from '../schema/init.js'
-import type {Scenario, ScenarioContext} from './scenario.js'
+import type {Scenario, ScenarioContext} from './business-scenario.js'
 
 export interface RunTables {
   prefix: string
@@ -86,3 +86,17 @@ VALUES (${e.eventId}, ${e.aggregateId}, ${e.version}, ${seen}, ${process.pid})`)
 }
 
 export const tableRef = q
+
+/** Events neither published nor failed yet. */
+export async function countPending(db: Db, t: RunTables): Promise<number> {
+  const [row] = await db.query<{n: unknown}>(sql`SELECT COUNT(*) AS n FROM ${q(db.dialect, t.outbox.outbox)} WHERE published_at IS NULL AND failed_at IS NULL`)
+  return Number(row.n)
+}
+
+/** Real brokers: every published event has a handled delivery (the caller then waits for quiet). */
+export async function allHandled(db: Db, t: RunTables): Promise<boolean> {
+  const d = db.dialect
+  const [row] = await db.query<{n: unknown}>(sql`SELECT COUNT(*) AS n FROM ${q(d, t.outbox.outbox)} e WHERE e.published_at IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM ${q(d, t.deliveries)} x WHERE x.event_id = CAST(e.id AS CHAR(36)) AND x.outcome <> 'received')`)
+  return Number(row.n) === 0
+}

@@ -1,12 +1,12 @@
 // The relay worker: the project's Relay (src/relay/relay.ts) with the run's publisher, a short
 // lease so lapsed leases are taken over quickly, and per-aggregate ordering.
-import type {Db} from '../db/index.js'
-import type {RunTables} from './tables.js'
+import type {Db} from '../../db/index.js'
+import type {RunTables} from '../tables.js'
 import {relayPublisher} from './transport.js'
 import type {WorkerConfig} from './worker.js'
 
 export async function runRelay(config: WorkerConfig, db: Db, t: RunTables, say: (line: string) => void): Promise<void> {
-  const {Relay} = await import('../relay/relay.js')
+  const {Relay} = await import('../../relay/relay.js')
   const publisher = await relayPublisher(config.broker, t.prefix)
   const relay = new Relay({
     db,

@@ -3,9 +3,9 @@
 //   (a consumer killed before acking gets the message again when its connection drops);
 // NATS JetStream: stream <prefix>_events on <prefix>.>, durable pull consumer, explicit acks.
 // The publishers put the payload in the body and the event's metadata in headers.
-import {createPublisher} from '../publishers/index.js'
-import type {Publisher} from '../publishers/types.js'
-import type {DeliveredEvent} from './scenario.js'
+import {createPublisher} from '../../publishers/index.js'
+import type {Publisher} from '../../publishers/types.js'
+import type {DeliveredEvent} from '../business-scenario.js'
 import type {BrokerSpec, MessageSource, SourceMessage} from './transport.js'
 
 const names = (prefix: string) => ({exchange: `${prefix}_x`, queue: `${prefix}_q`, stream: `${prefix}_events`, subjectPrefix: `${prefix}.`, durable: `${prefix}_c`})

@@ -1,20 +1,20 @@
-// A chaos worker process: `node dist/src/chaos/worker.js` with OUTBOX_CHAOS_WORKER (JSON) set.
+// A chaos worker process: `node dist/src/chaos/workers/worker.js` with OUTBOX_CHAOS_WORKER (JSON) set.
 // It runs the project's own producer (writeEvent), relay and consumer code against the run's
 // scratch tables; an armed failpoint (OUTBOX_FAILPOINTS) kills it by SIGKILL mid-step.
 // Protocol on stdout, one line each: "ready", "op <n>" before business op n starts, "done".
 import {randomUUID} from 'node:crypto'
 import {writeSync} from 'node:fs'
 import type {CompiledQuery as CompiledQueryType, Transaction} from 'kysely'
-import type {Sql} from '../../dialects/index.js'
-import {Consumer} from '../consumer.js'
-import {openDb, type Db, type Queryable, type Row} from '../db/index.js'
-import {writeEvent} from '../producer.js'
-import {failpoint} from '../core/failpoints.js'
-import {loadScenario, scenarioContext, type DeliveredEvent, type Scenario, type ScenarioContext} from './scenario.js'
+import type {Sql} from '../../../dialects/index.js'
+import {Consumer} from '../../consumer.js'
+import {openDb, type Db, type Queryable, type Row} from '../../db/index.js'
+import {writeEvent} from '../../producer.js'
+import {failpoint} from '../../core/failpoints.js'
+import {loadScenario, scenarioContext, type DeliveredEvent, type Scenario, type ScenarioContext} from '../business-scenario.js'
 import {openSource, openPublisher, type BrokerSpec} from './transport.js'
-import {recordDelivery, recordEffect, recordOutcome, runTables, type RunTables} from './tables.js'
+import {recordDelivery, recordEffect, recordOutcome, runTables, type RunTables} from '../tables.js'
 import {runRelay} from './relay-worker.js'
-import type {ConsumerMode, Strategy} from './strategies.js'
+import type {ConsumerMode, Strategy} from '../strategies.js'
 
 export interface WorkerConfig {
   role: 'producer' | 'relay' | 'consumer'

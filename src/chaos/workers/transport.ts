@@ -1,10 +1,10 @@
 // Between relay and consumer: the relay's publishers on one side, a consumer-side message
 // source on the other. The loopback broker is the default; amqp:// and nats:// are real ones.
-import type {Publisher} from '../publishers/types.js'
-import type {NewEvent} from '../producer.js'
-import {uuidv7} from '../core/uuid.js'
-import type {CloudEvent} from './broker.js'
-import type {DeliveredEvent} from './scenario.js'
+import type {Publisher} from '../../publishers/types.js'
+import type {NewEvent} from '../../producer.js'
+import {uuidv7} from '../../core/uuid.js'
+import type {CloudEvent} from '../broker.js'
+import type {DeliveredEvent} from '../business-scenario.js'
 
 export type BrokerSpec = {kind: 'loopback'; url: string} | {kind: 'amqp'; url: string} | {kind: 'nats'; url: string}
 
@@ -24,7 +24,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** The relay's publisher for the broker (the same code `outbox relay` runs). */
 export async function relayPublisher(spec: BrokerSpec, prefix: string): Promise<Publisher> {
-  const {createPublisher} = await import('../publishers/index.js')
+  const {createPublisher} = await import('../../publishers/index.js')
   if (spec.kind === 'loopback') return createPublisher('http', {target: `${spec.url}/publish`, timeoutMs: 3000})
   return (await import('./transport-brokers.js')).brokerPublisher(spec, prefix)
 }

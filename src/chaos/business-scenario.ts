@@ -1,4 +1,5 @@
-// A chaos scenario: the business write, the consumer's effect and the business invariant.
+// A business scenario (`--scenario`): the business write, the consumer's effect and the
+// business invariant. The faults a run stages (`--scenarios`) are in scenarios/.
 // Built in: the article's example (orders + order.created / order.paid, a projection consumer).
 // `outbox chaos --scenario ./my-scenario.js` loads a module of the same shape.
 import {existsSync} from 'node:fs'

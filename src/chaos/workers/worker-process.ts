@@ -3,7 +3,7 @@
 import {spawn, type ChildProcess} from 'node:child_process'
 import {existsSync} from 'node:fs'
 import {fileURLToPath} from 'node:url'
-import type {Step} from '../core/failpoints.js'
+import type {Step} from '../../core/failpoints.js'
 import type {WorkerConfig} from './worker.js'
 
 export interface WorkerExit {
@@ -20,19 +20,44 @@ function workerScript(): {script: string; execArgv: string[]} {
   return {script: fileURLToPath(new URL('./worker.ts', import.meta.url)), execArgv: ['--import', 'tsx']}
 }
 
-// Workers never outlive the harness: killed when it exits (also on --timeout's process.exit)
-// or is interrupted (runChaos's signal calls killWorkers); a worker orphaned anyway (harness
-// SIGKILLed, or a library caller that handles no signal) notices and exits itself.
-const live = new Set<ChildProcess>()
-let guarded = false
-function guard(): void {
-  if (guarded) return
-  guarded = true
-  process.on('exit', killWorkers)
-}
+/**
+ * The worker processes of one runChaos call. Workers never outlive the harness: killed when it
+ * exits (also on --timeout's process.exit) or is interrupted (kill()); a worker orphaned anyway
+ * (harness SIGKILLed, or a library caller that handles no signal) notices and exits itself.
+ */
+export class WorkerPool {
+  private readonly live = new Set<ChildProcess>()
+  private closed = false
+  private readonly killLive = () => this.live.forEach((c) => c.kill('SIGKILL'))
 
-export function killWorkers(): void {
-  live.forEach((c) => c.kill('SIGKILL'))
+  constructor() {
+    process.on('exit', this.killLive)
+  }
+
+  spawn(name: string, config: WorkerConfig, armed?: {step: Step; hit: number}): WorkerProcess {
+    const worker = new WorkerProcess(name, config, armed)
+    this.live.add(worker.child)
+    worker.child.on('exit', () => {
+      this.live.delete(worker.child)
+      this.release()
+    })
+    return worker
+  }
+
+  /** SIGKILLs every live worker: on interruption, when a run's own stop cannot be awaited. */
+  kill(): void {
+    this.killLive()
+  }
+
+  /** No more spawns: the exit guard goes once the last live worker has gone. */
+  close(): void {
+    this.closed = true
+    this.release()
+  }
+
+  private release(): void {
+    if (this.closed && this.live.size === 0) process.off('exit', this.killLive)
+  }
 }
 
 export class WorkerProcess {
@@ -55,16 +80,13 @@ export class WorkerProcess {
     const env: NodeJS.ProcessEnv = {...process.env, OUTBOX_CHAOS_WORKER: JSON.stringify(config)}
     if (armed) env.OUTBOX_FAILPOINTS = `${armed.step}=kill@${armed.hit}`
     else delete env.OUTBOX_FAILPOINTS
-    guard()
     this.child = spawn(process.execPath, [...execArgv, script], {env, stdio: ['ignore', 'pipe', 'pipe']})
-    live.add(this.child)
     this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => this.onStdout(chunk))
     this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
       if (this.stderr.length < 20_000) this.stderr += chunk
     })
     this.exited = new Promise((resolve) => {
       this.child.on('exit', (code, signal) => {
-        live.delete(this.child)
         // let the pipes flush the last lines before reading them
         setImmediate(() => {
           const fired = /outbox-failpoint (\S+)/.exec(this.stderr)

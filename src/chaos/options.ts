@@ -1,0 +1,90 @@
+// runChaos's options: what a caller may pass, and the checks that refuse bad input before
+// anything is created (each one a UsageError, exit 2 on the CLI).
+import {UsageError} from '../core/errors.js'
+import {STEPS, type ChaosStep as Step} from '../core/failpoints.js'
+import {dialectOfUrl} from '../config.js'
+import {loadScenario, type Scenario} from './business-scenario.js'
+import type {ChaosProgress} from './report.js'
+import {LOOPBACK_ONLY, SCENARIOS, type ScenarioKind} from './scenarios/index.js'
+import {randomSeed} from './seed.js'
+import type {ConsumerMode, Strategy} from './strategies.js'
+import type {BrokerSpec} from './workers/transport.js'
+
+export interface ChaosOptions {
+  /** default: a SQLite file in a temporary directory */
+  url?: string
+  steps?: readonly Step[]
+  /** scenarios beyond kills (default all; [] for none) */
+  scenarios?: readonly ScenarioKind[]
+  /** runs per step (default 1) */
+  iterations?: number
+  seed?: number
+  strategy?: Strategy
+  consumer?: ConsumerMode
+  /** relay processes in every run (default 1; the concurrent-relays scenario uses at least 3) */
+  relays?: number
+  /** business size per run: orders for the built-in scenario (default 3) */
+  orders?: number
+  /** path of a scenario module (default: the built-in orders scenario) */
+  scenarioPath?: string
+  /** amqp:// or nats:// broker URL (default: the harness's loopback broker) */
+  broker?: string
+  /** give up on one run's drain after this long (default 30 s) */
+  runTimeoutMs?: number
+  /** keep the scratch tables (and the SQLite file) for inspection */
+  keep?: boolean
+  onProgress?: (progress: ChaosProgress) => void
+  /** called once the options are valid and the database answers, before the first run */
+  onStart?: (seed: number) => void
+  /**
+   * abort to stop: the run in progress is abandoned, its workers killed and its scratch tables
+   * (and broker objects) dropped; runChaos then rejects with ChaosInterrupted
+   */
+  signal?: AbortSignal
+}
+
+/** The options once checked, with their defaults filled in. */
+export interface CheckedOptions {
+  seed: number
+  steps: readonly Step[]
+  scenarios: readonly ScenarioKind[]
+  iterations: number
+  relays: number
+  orders: number
+  broker?: BrokerSpec
+  scenario: Scenario
+  scenarioPath?: string
+}
+
+export function parseBrokerUrl(url: string | undefined): BrokerSpec | undefined {
+  if (!url || url === 'loopback') return undefined
+  if (/^amqps?:\/\//i.test(url)) return {kind: 'amqp', url}
+  if (/^nats:\/\//i.test(url)) return {kind: 'nats', url}
+  throw new UsageError(`unsupported --broker ${JSON.stringify(url.replace(/\/\/[^@/]*@/, '//***@'))}`, 'Use amqp://... (RabbitMQ) or nats://... (JetStream), or omit it for the loopback broker')
+}
+
+export async function checkOptions(options: ChaosOptions): Promise<CheckedOptions> {
+  const seed = options.seed ?? randomSeed()
+  const steps = options.steps ?? STEPS
+  const iterations = options.iterations ?? 1
+  const relays = options.relays ?? 1
+  const orders = options.orders ?? 3
+  for (const [name, value, min] of [['iterations', iterations, 1], ['relays', relays, 1], ['orders', orders, 1]] as const) {
+    if (!Number.isSafeInteger(value) || value < min) throw new UsageError(`--${name} must be a whole number >= ${min} (got ${value})`, `Pass e.g. --${name} 2`)
+  }
+  const unknown = steps.filter((s) => !STEPS.includes(s))
+  if (unknown.length) throw new UsageError(`unknown step ${unknown.join(', ')}`, `Steps: ${STEPS.join(', ')}`)
+  const broker = parseBrokerUrl(options.broker)
+  // outages, reordering and poison are staged by the loopback broker; a real one runs the rest
+  const scenarios = options.scenarios ?? (broker ? SCENARIOS.filter((x) => !LOOPBACK_ONLY.includes(x)) : SCENARIOS)
+  const unknownScenarios = scenarios.filter((x) => !SCENARIOS.includes(x))
+  if (unknownScenarios.length) throw new UsageError(`unknown scenario ${unknownScenarios.join(', ')}`, `Scenarios: ${SCENARIOS.join(', ')}`)
+  const needLoopback = broker ? scenarios.filter((x) => LOOPBACK_ONLY.includes(x)) : []
+  if (needLoopback.length) throw new UsageError(`scenario ${needLoopback.join(', ')} needs the loopback broker, not --broker`, 'Drop --broker for it, or choose --scenarios concurrent-relays')
+  const {scenario, path: scenarioPath} = await loadScenario(options.scenarioPath)
+  if (options.url) {
+    dialectOfUrl(options.url)
+    if (/^sqlite3?::memory:/.test(options.url)) throw new UsageError('chaos needs a database its worker processes share', 'Use a file (sqlite:./chaos.db) or omit --url')
+  }
+  return {seed, steps, scenarios, iterations, relays, orders, broker, scenario, scenarioPath}
+}

@@ -1,0 +1,167 @@
+// One chaos run: scratch tables and a broker of its own, the fault armed, the workers watched
+// until everything drained (watch.ts), then the invariants and the fault's own check.
+import {randomBytes} from 'node:crypto'
+import type {Db} from '../db/index.js'
+import {LoopbackBroker} from './broker.js'
+import {scenarioContext, type ScenarioContext} from './business-scenario.js'
+import {checkInvariants, type Violation} from './invariants.js'
+import {NOTHING_OBSERVED, verdictOf, type KillRecord, type RunResult} from './report.js'
+import type {Failpoint, FaultScenario, RelaySettings, RunUnderTest, Stage} from './scenarios/types.js'
+import type {ChaosSession, Settings} from './session.js'
+import {usesRelay} from './strategies.js'
+import {createRunTables, dropRunTables, runTables, type RunTables} from './tables.js'
+import {watch} from './watch.js'
+import type {BrokerSpec} from './workers/transport.js'
+import type {WorkerConfig} from './workers/worker.js'
+import type {WorkerProcess} from './workers/worker-process.js'
+
+export interface Plan {
+  fault: FaultScenario
+  iteration: number
+}
+
+export async function runOne(plan: Plan, session: ChaosSession): Promise<RunResult> {
+  const started = Date.now()
+  const s = session.settings
+  const {fault} = plan
+  const base = {case: fault.name, kind: fault.kind, iteration: plan.iteration}
+  const relayless = !usesRelay(s.strategy)
+  if (relayless && fault.needsRelay) {
+    return {...base, ...NOTHING_OBSERVED, armed: [], kills: [], exercised: false, note: `strategy ${s.strategy} has no relay`, violations: [], verdict: 'not exercised', ms: 0}
+  }
+  const prefix = `chaos_${randomBytes(3).toString('hex')}`
+  const tables = runTables(prefix)
+  const ops = s.scenario.ops(fault.size?.(s.orders) ?? s.orders)
+  const ctx = scenarioContext(s.db.dialect, prefix, ops)
+  await createRunTables(s.db, tables, s.scenario, ctx)
+  const loopback = s.broker ? undefined : new LoopbackBroker({redeliverMs: 1500})
+  const brokers = s.broker ? await import('./workers/transport-brokers.js') : undefined
+  const broker: BrokerSpec = s.broker ?? {kind: 'loopback', url: await loopback!.start()}
+  // scratch tables and broker objects go, whatever happens in the run (also on interruption)
+  let cleaned: Promise<void> | undefined
+  const cleanup = () =>
+    (cleaned ??= (async () => {
+      await loopback?.stop()
+      if (!s.keep) {
+        await brokers?.cleanupBroker(broker, prefix).catch(() => {})
+        await dropRunTables(s.db, tables, s.scenario)
+      }
+    })())
+  const untrack = session.track(cleanup)
+  try {
+    await brokers?.prepareBroker(broker, prefix)
+    const run = new Run(session, {started, tables, ctx, ops, loopback, broker, relays: relayless ? 0 : s.relays})
+    const stage = fault.arm(run)
+    await watch(run, stage)
+    return {...base, ...(await verdict(run, stage, relayless)), ms: Date.now() - started}
+  } finally {
+    await cleanup()
+    untrack()
+  }
+}
+
+/** After the drain: the invariants on the database, then whether the fault happened. */
+async function verdict(run: Run, stage: Stage, relayless: boolean): Promise<Omit<RunResult, 'case' | 'kind' | 'iteration' | 'ms'>> {
+  const armed = [...run.failpoints].map(([name, a]) => `${name}: ${a.step}=kill@${a.hit}`)
+  const {db, scenario} = run.settings
+  const checked = await checkInvariants({
+    db,
+    tables: run.tables,
+    scenario,
+    ctx: run.ctx,
+    broker: run.loopback ? {acceptedById: run.loopback.acceptedById, unacked: run.loopback.unacked().map((m) => m.event.id)} : undefined,
+    expectFailed: run.expectFailed,
+    outbox: !relayless,
+  })
+  const {missed, violations = []} = await stage.exercised({observed: checked.observed, kills: run.kills, armed})
+  const all = [...run.violations, ...checked.violations, ...violations]
+  return {...checked.observed, armed, kills: run.kills, exercised: !missed, note: missed, violations: all, verdict: verdictOf(all, !missed)}
+}
+
+interface RunParts {
+  started: number
+  tables: RunTables
+  ctx: ScenarioContext
+  ops: number
+  loopback?: LoopbackBroker
+  broker: BrokerSpec
+  relays: number
+}
+
+/** One run's state, from arming to the verdict: what the fault sets, what the watch loop sees. */
+export class Run implements RunUnderTest {
+  readonly settings: Settings
+  readonly started: number
+  readonly tables: RunTables
+  readonly ctx: ScenarioContext
+  readonly loopback?: LoopbackBroker
+  readonly failpoints = new Map<string, Failpoint>()
+  readonly ids: Record<string, string> = {}
+  readonly expectFailed = new Set<string>()
+  relays: number
+  readonly relay: RelaySettings = {batch: 2, leaseMs: 1000, pollMs: 50, maxAttempts: 10, backoff: {baseMs: 50, capMs: 400}}
+  readonly workers = new Map<string, WorkerProcess>()
+  readonly kills: KillRecord[] = []
+  /** what the harness itself saw go wrong (a worker dying elsewhere, no drain) */
+  readonly violations: Violation[] = []
+  private readonly timers: NodeJS.Timeout[] = []
+
+  constructor(
+    private readonly session: ChaosSession,
+    private readonly parts: RunParts,
+  ) {
+    this.settings = session.settings
+    this.started = parts.started
+    this.tables = parts.tables
+    this.ctx = parts.ctx
+    this.loopback = parts.loopback
+    this.relays = parts.relays
+  }
+
+  get db(): Db {
+    return this.settings.db
+  }
+
+  get random(): () => number {
+    return this.settings.random
+  }
+
+  after(ms: number, fn: () => void): void {
+    this.timers.push(setTimeout(fn, ms))
+  }
+
+  harness(message: string): void {
+    this.violations.push({invariant: 'harness', message, count: 1, witnesses: []})
+  }
+
+  /** armed: null restarts the worker without failpoints (default: the one armed for its name) */
+  spawn(name: string, extra: Partial<WorkerConfig> = {}, armed: Failpoint | null | undefined = this.failpoints.get(name)): void {
+    if (this.settings.signal?.aborted) return
+    const role = name.replace(/#.*$/, '') as WorkerConfig['role']
+    this.workers.set(name, this.session.workers.spawn(name, this.config(role, extra), armed ?? undefined))
+  }
+
+  /** The run is over: no more timers, every worker stopped (SIGTERM, then SIGKILL). */
+  async stop(): Promise<void> {
+    this.timers.forEach(clearTimeout)
+    await Promise.all([...this.workers.values()].map((w) => w.stop(2000)))
+  }
+
+  private config(role: WorkerConfig['role'], extra: Partial<WorkerConfig>): WorkerConfig {
+    const s = this.settings
+    return {
+      role,
+      url: s.url,
+      prefix: this.tables.prefix,
+      scenarioPath: s.scenarioPath,
+      ops: this.parts.ops,
+      ids: this.ids,
+      strategy: s.strategy,
+      consumerMode: s.consumer,
+      consumerName: 'chaos-inventory',
+      broker: this.parts.broker,
+      relay: {...this.relay, owner: `${role}-${randomBytes(3).toString('hex')}`},
+      ...extra,
+    }
+  }
+}

@@ -1,0 +1,37 @@
+// Several relays on one table, two of them killed mid-batch at different relay steps: the
+// survivors take over the lapsed leases and nothing is lost or applied twice.
+import {STEPS} from '../../core/failpoints.js'
+import {pick} from '../seed.js'
+import {killsFired} from './kill-at-step.js'
+import type {FaultScenario} from './types.js'
+
+const RELAY_STEPS = STEPS.filter((s) => s.startsWith('relay.'))
+/** how long the relays get to start polling before the producer starts anyway */
+const READY_WAIT_MS = 15_000
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+export const concurrentRelays: FaultScenario<'concurrent-relays'> = {
+  name: 'concurrent-relays',
+  description: 'several relays on one table, two of them killed mid-batch',
+  kind: 'scenario',
+  loopbackOnly: false,
+  needsRelay: true,
+  // enough events for every relay to claim some
+  size: (orders) => orders * 4,
+  arm(run) {
+    run.relays = Math.max(3, run.relays)
+    const first = RELAY_STEPS[pick(run.random, 0, RELAY_STEPS.length - 1)]
+    const others = RELAY_STEPS.filter((x) => x !== first)
+    run.failpoints.set('relay#1', {step: first, hit: 1})
+    run.failpoints.set('relay#2', {step: others[pick(run.random, 0, others.length - 1)], hit: pick(run.random, 1, 2)})
+    return {
+      async beforeProducer() {
+        // every relay polling before the first event, so they really compete
+        const until = Date.now() + READY_WAIT_MS
+        while ([...run.workers.values()].some((w) => w.alive && !w.ready) && Date.now() < until) await sleep(20)
+      },
+      exercised: killsFired,
+    }
+  },
+}

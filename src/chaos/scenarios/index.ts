@@ -1,0 +1,30 @@
+// The faults `outbox chaos` stages, in report order: a kill at each step, then the scenarios
+// beyond kills. Add a scenario: a file here exporting a FaultScenario, and its name below.
+import {brokerDown} from './broker-down.js'
+import {concurrentRelays} from './concurrent-relays.js'
+import {killAtStep} from './kill-at-step.js'
+import {outOfOrder} from './out-of-order.js'
+import {poison} from './poison.js'
+import type {FaultScenario} from './types.js'
+
+export const SCENARIOS = ['broker-down', 'out-of-order', 'poison', 'concurrent-relays'] as const
+export type ScenarioKind = (typeof SCENARIOS)[number]
+
+const BY_NAME: {readonly [K in ScenarioKind]: FaultScenario<K>} = {
+  'broker-down': brokerDown,
+  'out-of-order': outOfOrder,
+  poison,
+  'concurrent-relays': concurrentRelays,
+}
+
+export function scenarioByName(name: ScenarioKind): FaultScenario<ScenarioKind> {
+  return BY_NAME[name]
+}
+
+export const SCENARIO_DESCRIPTIONS = Object.fromEntries(SCENARIOS.map((name) => [name, BY_NAME[name].description])) as Record<ScenarioKind, string>
+
+/** staged by the harness's own broker (outage, reordering, rejection) */
+export const LOOPBACK_ONLY: readonly ScenarioKind[] = SCENARIOS.filter((name) => BY_NAME[name].loopbackOnly)
+
+export {killAtStep}
+export type {FaultScenario} from './types.js'

@@ -1,0 +1,48 @@
+// What one runChaos call shares across its runs: the settings, the worker processes and the
+// cleanups of the run in progress. One per call: two calls in one process never meet.
+import type {Db} from '../db/index.js'
+import type {Scenario} from './business-scenario.js'
+import type {ConsumerMode, Strategy} from './strategies.js'
+import type {BrokerSpec} from './workers/transport.js'
+import {WorkerPool} from './workers/worker-process.js'
+
+export interface Settings {
+  db: Db
+  url: string
+  scenario: Scenario
+  scenarioPath?: string
+  strategy: Strategy
+  consumer: ConsumerMode
+  relays: number
+  orders: number
+  broker?: BrokerSpec
+  runTimeoutMs: number
+  keep: boolean
+  random: () => number
+  /** runChaos's signal: an abandoned run stops spawning workers and ends */
+  signal?: AbortSignal
+}
+
+export class ChaosSession {
+  readonly workers = new WorkerPool()
+  // cleanups of runs in progress, run on interruption (a run's own finally cannot be awaited then)
+  private readonly inFlight = new Set<() => Promise<void>>()
+
+  constructor(readonly settings: Settings) {}
+
+  /** Registers a run's cleanup until the returned function is called. */
+  track(cleanup: () => Promise<void>): () => void {
+    this.inFlight.add(cleanup)
+    return () => this.inFlight.delete(cleanup)
+  }
+
+  /** Interrupted: kills every worker, then drops the scratch tables (and broker objects) of the run in progress. */
+  async abandon(): Promise<void> {
+    this.workers.kill()
+    await Promise.all([...this.inFlight].map((cleanup) => cleanup().catch(() => {})))
+  }
+
+  close(): void {
+    this.workers.close()
+  }
+}

@@ -1,0 +1,77 @@
+// The watch loop of one run: start the consumer, the relays and the producer; every tick, see
+// to dead workers (a kill at the armed step is restarted without failpoints, anything else is
+// a harness violation), drive the fault's stage, and end once everything drained and stayed quiet.
+import type {Run} from './run.js'
+import type {Stage} from './scenarios/types.js'
+import {allHandled, countPending} from './tables.js'
+import {classifyExit} from './workers/worker-process.js'
+
+const TICK_MS = 40
+/**
+ * How long a drained run must stay quiet: a kill right after the last mark must not be missed,
+ * and a real broker's redelivery (NATS ack wait 1.5 s) must have come back.
+ */
+const QUIET_MS = {loopback: 200, realBroker: 2000}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+export async function watch(run: Run, stage: Stage): Promise<void> {
+  const s = run.settings
+  let producerDone = false
+  let drained = false
+  let aborted = false
+  try {
+    await stage.start?.()
+    run.spawn('consumer')
+    for (let i = 1; i <= run.relays; i++) run.spawn(`relay#${i}`)
+    await stage.beforeProducer?.()
+    run.spawn('producer')
+
+    // the run's clock started before its tables were made
+    const deadline = run.started + s.runTimeoutMs
+    let settledSince = 0
+    while (!aborted) {
+      await sleep(TICK_MS)
+      if (s.signal?.aborted) throw new Error('chaos interrupted')
+      for (const [name, w] of run.workers) {
+        if (w.alive || (name === 'producer' && producerDone)) continue
+        const exit = w.exit!
+        const kind = classifyExit(exit, w.armed)
+        settledSince = 0
+        if (kind === 'finished' && name === 'producer' && w.done) {
+          producerDone = true
+          continue
+        }
+        if (kind === 'killed-at-step' || kind === 'killed-elsewhere') {
+          run.kills.push({worker: name, step: exit.failpoint ?? '(none)', signal: exit.signal ?? '', ok: kind === 'killed-at-step'})
+          if (kind === 'killed-elsewhere') run.harness(`${name} died by SIGKILL ${exit.failpoint ? `at ${exit.failpoint}` : 'without a failpoint line'}, not at the armed ${w.armed?.step ?? '(none)'}`)
+          // recovery: the same worker again, without failpoints
+          if (name === 'consumer') run.loopback?.requeueUnacked()
+          run.spawn(name, name === 'producer' ? {opStart: (w.lastOp ?? -1) + 1} : {}, null)
+          continue
+        }
+        run.harness(`${name} exited unexpectedly (${exit.signal ?? `code ${exit.code}`}): ${w.stderrTail()}`)
+        aborted = true
+      }
+      if (aborted) break
+      stage.onTick?.()
+      if (!producerDone) {
+        if (Date.now() > deadline) break
+        continue
+      }
+      const pending = await countPending(s.db, run.tables)
+      stage.onDraining?.(pending)
+      const quiet = pending === 0 && (run.loopback ? run.loopback.idle() : await allHandled(s.db, run.tables))
+      if (!quiet) settledSince = 0
+      else if (!settledSince) settledSince = Date.now()
+      else if (Date.now() - settledSince >= (run.loopback ? QUIET_MS.loopback : QUIET_MS.realBroker)) {
+        drained = true
+        break
+      }
+      if (Date.now() > deadline) break
+    }
+  } finally {
+    await run.stop()
+  }
+  if (!drained && !aborted) run.harness(`did not drain within ${Math.round(s.runTimeoutMs / 1000)} s`)
+}

@@ -1,0 +1,249 @@
+// The chaos faults one by one, without worker processes: how each arms a run, the state
+// machine it drives (against the real loopback broker), and how it tells "not exercised".
+import {afterEach, describe, expect, it, vi} from 'vitest'
+import {UsageError} from '../src/core/errors.js'
+import {STEPS} from '../src/core/failpoints.js'
+import {uuidv7} from '../src/core/uuid.js'
+import {LoopbackBroker} from '../src/chaos/broker.js'
+import {NOTHING_OBSERVED} from '../src/chaos/report.js'
+import {checkOptions} from '../src/chaos/options.js'
+import {killAtStep, LOOPBACK_ONLY, SCENARIOS, SCENARIO_DESCRIPTIONS, scenarioByName} from '../src/chaos/scenarios/index.js'
+import type {Failpoint, RunUnderTest, WorkerView} from '../src/chaos/scenarios/types.js'
+import {rng} from '../src/chaos/seed.js'
+import {ChaosSession, type Settings} from '../src/chaos/session.js'
+import {HttpPublisher} from '../src/publishers/http.js'
+import type {ClaimedEvent} from '../src/schema/event-row.js'
+
+interface FakeRun extends RunUnderTest {
+  workers: Map<string, WorkerView>
+  scheduled: {ms: number; fn: () => void}[]
+}
+
+function fakeRun(options: {seed?: number; loopback?: LoopbackBroker; relays?: number} = {}): FakeRun {
+  const scheduled: FakeRun['scheduled'] = []
+  return {
+    // the faults under test here do not touch the database
+    db: undefined as never,
+    tables: undefined as never,
+    random: rng(options.seed ?? 1),
+    loopback: options.loopback,
+    failpoints: new Map<string, Failpoint>(),
+    ids: {},
+    expectFailed: new Set(),
+    relays: options.relays ?? 1,
+    relay: {batch: 2, leaseMs: 1000, pollMs: 50, maxAttempts: 10, backoff: {baseMs: 50, capMs: 400}},
+    workers: new Map(),
+    scheduled,
+    after: (ms, fn) => void scheduled.push({ms, fn}),
+  }
+}
+
+const event = (aggregate: string, version: number, id = uuidv7()): ClaimedEvent => ({
+  id,
+  eventType: 'order.created',
+  aggregateType: 'order',
+  aggregateId: aggregate,
+  aggregateVersion: version,
+  payload: '{}',
+  headers: null,
+  createdAt: new Date(),
+  attempts: 1,
+})
+
+let broker: LoopbackBroker | undefined
+afterEach(async () => {
+  vi.restoreAllMocks()
+  await broker?.stop()
+  broker = undefined
+})
+
+async function startBroker(): Promise<{broker: LoopbackBroker; url: string; publish: (e: ClaimedEvent) => Promise<{ok: boolean}>}> {
+  broker = new LoopbackBroker({redeliverMs: 60_000})
+  const url = await broker.start()
+  const publisher = new HttpPublisher({target: `${url}/publish`, timeoutMs: 2000})
+  return {broker, url, publish: async (e) => (await publisher.publish([e]))[0]}
+}
+
+async function nextVersion(url: string): Promise<number | null> {
+  const r = await fetch(`${url}/next?wait=100`)
+  if (r.status === 204) return null
+  return ((await r.json()) as {event: {aggregateversion: number}}).event.aggregateversion
+}
+
+const outcome = (observed: Partial<typeof NOTHING_OBSERVED> = {}, kills: {ok: boolean}[] = [], armed: string[] = []) => ({
+  observed: {...NOTHING_OBSERVED, ...observed},
+  kills: kills.map((k) => ({worker: 'relay#1', step: 'relay.after-send', signal: 'SIGKILL', ...k})),
+  armed,
+})
+
+describe('the list of scenarios', () => {
+  it('names each scenario once, in report order, with its description; three need the loopback broker', () => {
+    expect(SCENARIOS).toEqual(['broker-down', 'out-of-order', 'poison', 'concurrent-relays'])
+    for (const name of SCENARIOS) {
+      expect(scenarioByName(name)).toMatchObject({name, kind: 'scenario', needsRelay: true})
+      expect(SCENARIO_DESCRIPTIONS[name]).toBe(scenarioByName(name).description)
+    }
+    expect(LOOPBACK_ONLY).toEqual(['broker-down', 'out-of-order', 'poison'])
+  })
+
+  it('refuses a scenario name it does not know, and one that needs the loopback broker with --broker', async () => {
+    await expect(checkOptions({scenarios: ['meteor' as never]})).rejects.toThrow(new UsageError('unknown scenario meteor'))
+    await expect(checkOptions({scenarios: ['poison'], broker: 'nats://127.0.0.1:4222'})).rejects.toThrow(/scenario poison needs the loopback broker/)
+    expect((await checkOptions({broker: 'nats://127.0.0.1:4222'})).scenarios).toEqual(['concurrent-relays'])
+  })
+})
+
+describe('a kill at a step', () => {
+  it('arms the worker of the step\'s role (the first relay for relay steps) at its 1st or 2nd pass, the same for the same seed', () => {
+    for (const step of STEPS) {
+      const role = step.split('.')[0]
+      const fault = killAtStep(step)
+      expect(fault).toMatchObject({name: step, kind: 'step', loopbackOnly: false, needsRelay: role === 'relay'})
+      const runs = [fakeRun({seed: 9}), fakeRun({seed: 9})]
+      for (const run of runs) fault.arm(run)
+      const [armed] = runs.map((r) => [...r.failpoints])
+      expect(armed).toHaveLength(1)
+      expect(armed[0][0]).toBe(role === 'relay' ? 'relay#1' : role)
+      expect(armed[0][1].step).toBe(step)
+      expect([1, 2]).toContain(armed[0][1].hit)
+      expect([...runs[1].failpoints]).toEqual(armed)
+    }
+  })
+
+  it('is exercised only when a worker died at its armed step', async () => {
+    const stage = killAtStep('relay.after-send').arm(fakeRun())
+    const armed = ['relay#1: relay.after-send=kill@2']
+    expect(await stage.exercised(outcome({}, [], armed))).toEqual({missed: 'failpoint never fired (relay#1: relay.after-send=kill@2)'})
+    expect(await stage.exercised(outcome({}, [{ok: false}], armed))).toEqual({missed: 'failpoint never fired (relay#1: relay.after-send=kill@2)'})
+    expect(await stage.exercised(outcome({}, [{ok: false}, {ok: true}], armed))).toEqual({})
+  })
+})
+
+describe('concurrent-relays', () => {
+  const fault = scenarioByName('concurrent-relays')
+
+  it('runs at least three relays on four times the orders, two of them armed at different relay steps', () => {
+    expect(fault.size!(3)).toBe(12)
+    const run = fakeRun({relays: 1})
+    fault.arm(run)
+    expect(run.relays).toBe(3)
+    const one = run.failpoints.get('relay#1')!
+    const two = run.failpoints.get('relay#2')!
+    expect(run.failpoints.size).toBe(2)
+    expect(one.hit).toBe(1)
+    expect(one.step).not.toBe(two.step)
+    for (const f of [one, two]) expect(f.step).toMatch(/^relay\./)
+    const many = fakeRun({relays: 5})
+    fault.arm(many)
+    expect(many.relays).toBe(5)
+  })
+
+  it('holds the producer back until every live relay polls', async () => {
+    const run = fakeRun()
+    const stage = fault.arm(run)
+    const relay = {alive: true, ready: false}
+    run.workers.set('relay#1', relay)
+    run.workers.set('relay#2', {alive: false, ready: false}) // a dead one is not waited for
+    setTimeout(() => (relay.ready = true), 150)
+    const started = Date.now()
+    await stage.beforeProducer!()
+    expect(relay.ready).toBe(true)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(100)
+  })
+})
+
+describe('broker-down', () => {
+  const fault = scenarioByName('broker-down')
+
+  it('refuses connections until the producer has begun, then answers 503 until the relay was refused and 500 ms passed, then recovers', async () => {
+    const {broker, url, publish} = await startBroker()
+    const run = fakeRun({loopback: broker})
+    const stage = fault.arm(run)
+    expect(run.relay.maxAttempts).toBe(1000)
+    expect(run.relay.backoff).toEqual({baseMs: 100, capMs: 300})
+
+    await stage.start!()
+    await expect(fetch(`${url}/health`)).rejects.toThrow()
+    stage.onTick!()
+    expect(run.scheduled).toEqual([]) // the producer has not begun
+    run.workers.set('producer', {alive: true, ready: true, lastOp: 0})
+    stage.onTick!()
+    stage.onTick!()
+    expect(run.scheduled.map((s) => s.ms)).toEqual([500])
+
+    run.scheduled[0].fn()
+    await vi.waitFor(async () => expect((await fetch(`${url}/health`)).status).toBe(200))
+    stage.onTick!()
+    expect((await publish(event('order-1', 1))).ok).toBe(false) // 503, and less than 500 ms into it
+    stage.onTick!()
+    expect((await publish(event('order-1', 1))).ok).toBe(false)
+
+    const now = Date.now()
+    vi.spyOn(Date, 'now').mockReturnValue(now + 600)
+    stage.onTick!()
+    vi.restoreAllMocks()
+    expect((await publish(event('order-1', 1))).ok).toBe(true)
+
+    expect(await stage.exercised(outcome({maxAttempts: 1}))).toEqual({missed: 'no publish was retried: the outage was missed'})
+    expect(await stage.exercised(outcome({maxAttempts: 2}))).toEqual({})
+  })
+
+  it('stays in its 503 phase while the relay has not been refused yet', async () => {
+    const {broker, url, publish} = await startBroker()
+    const run = fakeRun({loopback: broker})
+    const stage = fault.arm(run)
+    await stage.start!()
+    run.workers.set('producer', {alive: true, ready: true, lastOp: 0})
+    stage.onTick!()
+    run.scheduled[0].fn()
+    await vi.waitFor(async () => expect((await fetch(`${url}/health`)).status).toBe(200))
+    vi.spyOn(Date, 'now').mockReturnValue(Date.now() + 600)
+    stage.onTick!()
+    vi.restoreAllMocks()
+    expect((await publish(event('order-1', 1))).ok).toBe(false)
+  })
+})
+
+describe('out-of-order', () => {
+  const fault = scenarioByName('out-of-order')
+
+  it('holds every message until nothing is pending, then hands out the newest first', async () => {
+    const {broker, url, publish} = await startBroker()
+    const run = fakeRun({loopback: broker})
+    const stage = fault.arm(run)
+    for (const v of [1, 2]) expect((await publish(event('order-1', v))).ok).toBe(true)
+    expect(await nextVersion(url)).toBeNull()
+    stage.onDraining!(1)
+    expect(await nextVersion(url)).toBeNull()
+    stage.onDraining!(0)
+    expect(await nextVersion(url)).toBe(2)
+    expect(await nextVersion(url)).toBe(1)
+    expect(await stage.exercised(outcome({stale: 0}))).toEqual({missed: 'no stale version reached the consumer'})
+    expect(await stage.exercised(outcome({stale: 1}))).toEqual({})
+  })
+})
+
+describe('poison', () => {
+  it('gives op 0\'s first event an id the broker always rejects, expected to end failed after 3 attempts', async () => {
+    const {broker, publish} = await startBroker()
+    const run = fakeRun({loopback: broker})
+    scenarioByName('poison').arm(run)
+    const id = run.ids['0']
+    expect(id).toMatch(/^[0-9a-f-]{36}$/)
+    expect([...run.expectFailed]).toEqual([id])
+    expect(run.relay.maxAttempts).toBe(3)
+    expect((await publish(event('order-1', 1, id))).ok).toBe(false)
+    expect((await publish(event('order-1', 1, id))).ok).toBe(false)
+    expect((await publish(event('order-2', 1))).ok).toBe(true)
+  })
+})
+
+describe('a chaos session', () => {
+  it('guards process exit for its workers only while it is open', () => {
+    const before = process.listenerCount('exit')
+    const session = new ChaosSession({} as Settings)
+    expect(process.listenerCount('exit')).toBe(before + 1)
+    session.close()
+    expect(process.listenerCount('exit')).toBe(before)
+  })
+})
