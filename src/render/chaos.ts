@@ -1,6 +1,6 @@
 // `outbox chaos` for people: one table row per step and scenario, then the violations with
 // their witnesses, then one verdict line.
-import type {ChaosProgress, ChaosReport} from '../chaos/runner.js'
+import type {ChaosProgress, ChaosReport} from '../chaos/report.js'
 import {palette} from './color.js'
 import {renderTable} from './table.js'
 

@@ -1,6 +1,6 @@
 // JUnit XML for CI (GitHub Actions, GitLab): one testcase per step x scenario; a failure
 // carries the violations and their witnesses, or why the case was not exercised.
-import type {ChaosReport} from '../chaos/runner.js'
+import type {ChaosReport} from '../chaos/report.js'
 
 function esc(text: string): string {
   return text
