@@ -1,14 +1,14 @@
 // Producer inside the caller's transaction (pg, mysql2, better-sqlite3, Kysely) and the
 // idempotent consumer, on every dialect.
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {raw, sql, type TableNames} from '../dialects/index.js'
-import {Consumer} from '../src/consumer.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {writeEvent, writeEventSync, type NewEvent} from '../src/producer.js'
-import {count} from './helpers/events.js'
-import {dropTables, targets, uniqueTables} from './helpers/targets.js'
-import {sqlitePath} from '../src/db/url.js'
+import {raw, sql, type TableNames} from '../../dialects/index.js'
+import {Consumer} from '../../src/consumer.js'
+import {openDb, type Db} from '../../src/db/index.js'
+import {applyInit} from '../../src/schema/init.js'
+import {writeEvent, writeEventSync, type NewEvent} from '../../src/producer.js'
+import {count} from '../helpers/events.js'
+import {dropTables, targets, uniqueTables} from '../helpers/targets.js'
+import {sqlitePath} from '../../src/db/url.js'
 
 const matrix = await targets()
 const event = (n: number, extra: Partial<NewEvent> = {}): NewEvent => ({eventType: 'order.created', aggregateId: `order-${n}`, payload: {n}, ...extra})

@@ -7,13 +7,13 @@ import {existsSync, mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {raw, sql, type TableNames} from '../dialects/index.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {seedEvents} from './helpers/events.js'
-import {dropTables, PG_URL, sqliteUrl, targets, uniqueTables} from './helpers/targets.js'
+import {raw, sql, type TableNames} from '../../dialects/index.js'
+import {openDb, type Db} from '../../src/db/index.js'
+import {applyInit} from '../../src/schema/init.js'
+import {seedEvents} from '../helpers/events.js'
+import {dropTables, PG_URL, sqliteUrl, targets, uniqueTables} from '../helpers/targets.js'
 
-const root = new URL('..', import.meta.url).pathname
+const root = new URL('../..', import.meta.url).pathname
 const matrix = await targets(['postgres'])
 const pgAvailable = matrix[0].available
 const SECRET = 'Wr0ngPassw0rd'

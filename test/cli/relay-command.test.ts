@@ -6,15 +6,15 @@ import {existsSync} from 'node:fs'
 import {createServer, type Server} from 'node:http'
 import type {AddressInfo} from 'node:net'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {raw, sql, type TableNames} from '../dialects/index.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {count, seedEvents} from './helpers/events.js'
-import {until} from './helpers/publishers.js'
-import {dropTables, targets, uniqueTables} from './helpers/targets.js'
+import {raw, sql, type TableNames} from '../../dialects/index.js'
+import {openDb, type Db} from '../../src/db/index.js'
+import {applyInit} from '../../src/schema/init.js'
+import {count, seedEvents} from '../helpers/events.js'
+import {until} from '../helpers/publishers.js'
+import {dropTables, targets, uniqueTables} from '../helpers/targets.js'
 
-const BIN = new URL('../bin/run.js', import.meta.url).pathname
-if (!existsSync(new URL('../dist/commands/relay.js', import.meta.url))) throw new Error('dist/ has no relay command: run `npm run build` before this test')
+const BIN = new URL('../../bin/run.js', import.meta.url).pathname
+if (!existsSync(new URL('../../dist/commands/relay.js', import.meta.url))) throw new Error('dist/ has no relay command: run `npm run build` before this test')
 
 interface Run {
   code: number | null

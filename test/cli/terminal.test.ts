@@ -3,12 +3,12 @@
 // behaviour is the CLI's, not the database's.
 import {spawn, spawnSync} from 'node:child_process'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {databaseNow} from '../src/ops/query.js'
-import {BIN} from './helpers/cli.js'
-import {insertRows, snapshot} from './helpers/rows.js'
-import {sqliteUrl, uniqueTables} from './helpers/targets.js'
+import {openDb, type Db} from '../../src/db/index.js'
+import {applyInit} from '../../src/schema/init.js'
+import {databaseNow} from '../../src/ops/query.js'
+import {BIN} from '../helpers/cli.js'
+import {insertRows, snapshot} from '../helpers/rows.js'
+import {sqliteUrl, uniqueTables} from '../helpers/targets.js'
 
 const hasScript = spawnSync('sh', ['-c', 'command -v script']).status === 0
 const url = sqliteUrl()

@@ -1,13 +1,13 @@
 // The dialect matrix: every generated statement runs against real PostgreSQL, MariaDB and SQLite.
 import {spawnSync} from 'node:child_process'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {raw, sql, type ClaimOptions, type TableNames} from '../dialects/index.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit, initPlan, renderInitScript} from '../src/schema/init.js'
-import {claimBatch, markPublished, releaseLeases, retryEvent} from '../src/relay/claim.js'
-import {cliAsync} from './helpers/cli.js'
-import {count, seedEvents} from './helpers/events.js'
-import {dropTables, targets, uniqueTables} from './helpers/targets.js'
+import {raw, sql, type ClaimOptions, type TableNames} from '../../dialects/index.js'
+import {openDb, type Db} from '../../src/db/index.js'
+import {applyInit, initPlan, renderInitScript} from '../../src/schema/init.js'
+import {claimBatch, markPublished, releaseLeases, retryEvent} from '../../src/relay/claim.js'
+import {cliAsync} from '../helpers/cli.js'
+import {count, seedEvents} from '../helpers/events.js'
+import {dropTables, targets, uniqueTables} from '../helpers/targets.js'
 
 const matrix = await targets()
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))

@@ -1,13 +1,13 @@
 // `outbox failed` and `outbox failed show` on all three dialects.
 import {afterAll, beforeAll, describe, expect, it, vi} from 'vitest'
-import type {TableNames} from '../dialects/index.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {listFailed, showEvent} from '../src/ops/failed.js'
-import {databaseNow} from '../src/ops/query.js'
-import {cli} from './helpers/cli.js'
-import {insertRows} from './helpers/rows.js'
-import {dropTables, targets, uniqueTables} from './helpers/targets.js'
+import type {TableNames} from '../../dialects/index.js'
+import {openDb, type Db} from '../../src/db/index.js'
+import {applyInit} from '../../src/schema/init.js'
+import {listFailed, showEvent} from '../../src/ops/failed.js'
+import {databaseNow} from '../../src/ops/query.js'
+import {cli} from '../helpers/cli.js'
+import {insertRows} from '../helpers/rows.js'
+import {dropTables, targets, uniqueTables} from '../helpers/targets.js'
 
 const matrix = await targets()
 const LONG = `Error: connect ECONNREFUSED 10.0.0.1:5672 ${'x'.repeat(200)}\n    at TCPConnectWrap.afterConnect`
@@ -95,7 +95,7 @@ for (const target of matrix) {
     })
 
     async function listArchivedId(): Promise<string> {
-      const {ids} = await import('./helpers/rows.js')
+      const {ids} = await import('../helpers/rows.js')
       return (await ids(db, names, 'archive'))[0]
     }
   })

@@ -5,16 +5,16 @@
 // not at all), the exit code says it did not finish, one line or a summary says what was
 // done, and a rerun finishes the job.
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {raw, sql, type TableNames} from '../dialects/index.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {databaseNow} from '../src/ops/query.js'
-import {cli, cliAsync} from './helpers/cli.js'
-import {dedicatedLogin} from './helpers/logins.js'
-import {TcpProxy} from './helpers/proxy.js'
-import {until} from './helpers/publishers.js'
-import {clear, ids, inExactlyOneTable, insertRows, type RowSpec} from './helpers/rows.js'
-import {dropTables, targets, uniqueTables, type Target} from './helpers/targets.js'
+import {raw, sql, type TableNames} from '../../dialects/index.js'
+import {openDb, type Db} from '../../src/db/index.js'
+import {applyInit} from '../../src/schema/init.js'
+import {databaseNow} from '../../src/ops/query.js'
+import {cli, cliAsync} from '../helpers/cli.js'
+import {dedicatedLogin} from '../helpers/logins.js'
+import {TcpProxy} from '../helpers/proxy.js'
+import {until} from '../helpers/publishers.js'
+import {clear, ids, inExactlyOneTable, insertRows, type RowSpec} from '../helpers/rows.js'
+import {dropTables, targets, uniqueTables, type Target} from '../helpers/targets.js'
 
 const matrix = await targets()
 const DAY = 86_400

@@ -1,14 +1,14 @@
 // `outbox replay` on all three dialects: range boundaries, filters, leased rows, dry runs,
 // batching, copying back from the archive, and the CLI's refusals.
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {raw, sql, type TableNames} from '../dialects/index.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {databaseNow} from '../src/ops/query.js'
-import {replay} from '../src/ops/replay.js'
-import {cli} from './helpers/cli.js'
-import {clear, ids, insertRows, snapshot, type RowSpec} from './helpers/rows.js'
-import {dropTables, targets, uniqueTables} from './helpers/targets.js'
+import {raw, sql, type TableNames} from '../../dialects/index.js'
+import {openDb, type Db} from '../../src/db/index.js'
+import {applyInit} from '../../src/schema/init.js'
+import {databaseNow} from '../../src/ops/query.js'
+import {replay} from '../../src/ops/replay.js'
+import {cli} from '../helpers/cli.js'
+import {clear, ids, insertRows, snapshot, type RowSpec} from '../helpers/rows.js'
+import {dropTables, targets, uniqueTables} from '../helpers/targets.js'
 
 const matrix = await targets()
 

@@ -3,14 +3,14 @@
 // EXPLAIN ANALYZE, MariaDB ANALYZE: rows each table access read); SQLite counts none, so there
 // its plan must go through the partial indexes, which hold no history.
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import type {TableNames} from '../dialects/index.js'
-import {indexNames} from '../dialects/shared.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {databaseNow} from '../src/ops/query.js'
-import {statusRowsRead, statusStatements} from '../src/ops/status.js'
-import {insertHistory, insertRows, type RowSpec} from './helpers/rows.js'
-import {dropTables, targets, uniqueTables} from './helpers/targets.js'
+import type {TableNames} from '../../dialects/index.js'
+import {indexNames} from '../../dialects/shared.js'
+import {openDb, type Db} from '../../src/db/index.js'
+import {applyInit} from '../../src/schema/init.js'
+import {databaseNow} from '../../src/ops/query.js'
+import {statusRowsRead, statusStatements} from '../../src/ops/status.js'
+import {insertHistory, insertRows, type RowSpec} from '../helpers/rows.js'
+import {dropTables, targets, uniqueTables} from '../helpers/targets.js'
 
 const matrix = await targets()
 const HISTORY = 20_000

@@ -1,13 +1,13 @@
 // `outbox status` on all three dialects: a state built by direct SQL, so every figure is known.
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import type {TableNames} from '../dialects/index.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {databaseNow} from '../src/ops/query.js'
-import {readStatus, type StatusReport} from '../src/ops/status.js'
-import {cli} from './helpers/cli.js'
-import {clear, insertRows, type RowSpec} from './helpers/rows.js'
-import {dropTables, targets, uniqueTables} from './helpers/targets.js'
+import type {TableNames} from '../../dialects/index.js'
+import {openDb, type Db} from '../../src/db/index.js'
+import {applyInit} from '../../src/schema/init.js'
+import {databaseNow} from '../../src/ops/query.js'
+import {readStatus, type StatusReport} from '../../src/ops/status.js'
+import {cli} from '../helpers/cli.js'
+import {clear, insertRows, type RowSpec} from '../helpers/rows.js'
+import {dropTables, targets, uniqueTables} from '../helpers/targets.js'
 
 const matrix = await targets()
 

@@ -2,14 +2,14 @@
 import {createServer, type IncomingMessage, type Server} from 'node:http'
 import type {AddressInfo} from 'node:net'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {raw, sql, type TableNames} from '../dialects/index.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {HttpPublisher} from '../src/publishers/http.js'
-import type {ClaimedEvent} from '../src/relay/claim.js'
-import {Relay} from '../src/relay/relay.js'
-import {count, seedEvents} from './helpers/events.js'
-import {dropTables, targets, uniqueTables} from './helpers/targets.js'
+import {raw, sql, type TableNames} from '../../dialects/index.js'
+import {openDb, type Db} from '../../src/db/index.js'
+import {applyInit} from '../../src/schema/init.js'
+import {HttpPublisher} from '../../src/publishers/http.js'
+import type {ClaimedEvent} from '../../src/relay/claim.js'
+import {Relay} from '../../src/relay/relay.js'
+import {count, seedEvents} from '../helpers/events.js'
+import {dropTables, targets, uniqueTables} from '../helpers/targets.js'
 
 interface Received {
   headers: IncomingMessage['headers']

@@ -1,14 +1,14 @@
 // The relay against real PostgreSQL, MariaDB and SQLite: delivery, concurrency, backoff and
 // the failed state, lease takeover, graceful stop, per-aggregate ordering.
 import {afterAll, beforeAll, beforeEach, describe, expect, it} from 'vitest'
-import {raw, sql, type TableNames} from '../dialects/index.js'
-import {Consumer} from '../src/consumer.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {Relay, type RelayOptions} from '../src/relay/relay.js'
-import {count, seedEvents} from './helpers/events.js'
-import {gate, RecordingPublisher, sleep, until} from './helpers/publishers.js'
-import {dropTables, targets, uniqueTables} from './helpers/targets.js'
+import {raw, sql, type TableNames} from '../../dialects/index.js'
+import {Consumer} from '../../src/consumer.js'
+import {openDb, type Db} from '../../src/db/index.js'
+import {applyInit} from '../../src/schema/init.js'
+import {Relay, type RelayOptions} from '../../src/relay/relay.js'
+import {count, seedEvents} from '../helpers/events.js'
+import {gate, RecordingPublisher, sleep, until} from '../helpers/publishers.js'
+import {dropTables, targets, uniqueTables} from '../helpers/targets.js'
 
 const matrix = await targets()
 

@@ -1,17 +1,17 @@
 // Faults the relay must survive on real servers: its connections killed mid-run, a skewed
 // process clock, and 8 relays racing producers. Figures are counts, never timings.
 import {afterAll, beforeAll, describe, expect, it, vi} from 'vitest'
-import {raw, sql, type TableNames} from '../dialects/index.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {writeEvent} from '../src/producer.js'
-import {claimBatch} from '../src/relay/claim.js'
-import {Relay} from '../src/relay/relay.js'
-import type {ClaimedEvent} from '../src/relay/claim.js'
-import {count, seedEvents} from './helpers/events.js'
-import {RecordingPublisher, sleep, until} from './helpers/publishers.js'
-import {dedicatedLogin} from './helpers/logins.js'
-import {dropTables, MYSQL_URL, PG_URL, targets, uniqueTables} from './helpers/targets.js'
+import {raw, sql, type TableNames} from '../../dialects/index.js'
+import {openDb, type Db} from '../../src/db/index.js'
+import {applyInit} from '../../src/schema/init.js'
+import {writeEvent} from '../../src/producer.js'
+import {claimBatch} from '../../src/relay/claim.js'
+import {Relay} from '../../src/relay/relay.js'
+import type {ClaimedEvent} from '../../src/relay/claim.js'
+import {count, seedEvents} from '../helpers/events.js'
+import {RecordingPublisher, sleep, until} from '../helpers/publishers.js'
+import {dedicatedLogin} from '../helpers/logins.js'
+import {dropTables, MYSQL_URL, PG_URL, targets, uniqueTables} from '../helpers/targets.js'
 
 const matrix = await targets()
 const servers = matrix.filter((t) => t.dialect !== 'sqlite')
@@ -131,7 +131,7 @@ for (const target of servers) {
 
 /** The producer through our own Db transaction (the SQL is the dialect's insertEvent). */
 async function writeEventVia(tx: {execute: Db['execute']}, db: Db, names: TableNames, n: number): Promise<string> {
-  const {uuidv7} = await import('../src/core/uuid.js')
+  const {uuidv7} = await import('../../src/core/uuid.js')
   const id = uuidv7()
   await tx.execute(
     db.dialect.events.insertEvent(names, {id, eventType: 'load.test', aggregateType: null, aggregateId: `agg-${n % 50}`, aggregateVersion: null, payload: JSON.stringify({n}), headers: null}),

@@ -1,13 +1,13 @@
 // PostgreSQL LISTEN/NOTIFY: the producer's NOTIFY wakes an idle relay long before its next
 // poll. The poll interval here is 10 minutes, so a delivery at all proves the wake-up.
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import type {TableNames} from '../dialects/index.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {writeEvent} from '../src/producer.js'
-import {Relay} from '../src/relay/relay.js'
-import {RecordingPublisher, until} from './helpers/publishers.js'
-import {dropTables, targets, uniqueTables} from './helpers/targets.js'
+import type {TableNames} from '../../dialects/index.js'
+import {openDb, type Db} from '../../src/db/index.js'
+import {applyInit} from '../../src/schema/init.js'
+import {writeEvent} from '../../src/producer.js'
+import {Relay} from '../../src/relay/relay.js'
+import {RecordingPublisher, until} from '../helpers/publishers.js'
+import {dropTables, targets, uniqueTables} from '../helpers/targets.js'
 
 const [pg] = await targets(['postgres'])
 
