@@ -17,6 +17,7 @@ import {count, seedEvents} from '../helpers/events.js'
 import {sleep, until} from '../helpers/publishers.js'
 import {TcpProxy} from '../helpers/proxy.js'
 import {sqliteUrl, uniqueTables} from '../helpers/targets.js'
+import {closeTables, openTables} from '../helpers/tables.js'
 
 /** What a test needs from each broker: a publisher (at a URL) and what the broker holds. */
 interface Harness {
@@ -127,13 +128,11 @@ for (const name of ['amqp', 'nats', 'redis'] as const) {
     let names: TableNames
     beforeAll(async () => {
       h = await HARNESSES[name](b)
-      db = await openDb(sqliteUrl())
-      names = uniqueTables(`br${name.slice(0, 2)}`)
-      await applyInit(db, names, {inbox: false, archive: false})
+      ;({db, names} = await openTables(sqliteUrl(), `br${name.slice(0, 2)}`, {inbox: false, archive: false}))
     })
     afterAll(async () => {
       await h?.cleanup()
-      await db?.close()
+      await closeTables(db, names)
     })
 
     it('publishes each event with its id, acknowledged by the broker', async () => {
