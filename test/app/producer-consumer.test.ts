@@ -1,14 +1,14 @@
 // Producer inside the caller's transaction (pg, mysql2, better-sqlite3, Kysely) and the
 // idempotent consumer, on every dialect.
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {raw, sql, type TableNames} from '../dialects/index.js'
-import {Consumer} from '../src/consumer.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {writeEvent, writeEventSync, type NewEvent} from '../src/producer.js'
-import {count} from './helpers/events.js'
-import {dropTables, targets, uniqueTables} from './helpers/targets.js'
-import {sqlitePath} from '../src/db/url.js'
+import {raw, sql, type TableNames} from '../../dialects/index.js'
+import {Consumer} from '../../src/consumer.js'
+import type {Db} from '../../src/db/index.js'
+import {writeEvent, writeEventSync, type NewEvent} from '../../src/producer.js'
+import {count} from '../helpers/events.js'
+import {targets} from '../helpers/targets.js'
+import {closeTables, openTables} from '../helpers/tables.js'
+import {sqlitePath} from '../../src/db/url.js'
 
 const matrix = await targets()
 const event = (n: number, extra: Partial<NewEvent> = {}): NewEvent => ({eventType: 'order.created', aggregateId: `order-${n}`, payload: {n}, ...extra})
@@ -63,15 +63,10 @@ for (const target of matrix) {
     let tables: Partial<TableNames>
 
     beforeAll(async () => {
-      db = await openDb(target.url)
-      names = uniqueTables(`pc${target.dialect.slice(0, 2)}`)
+      ;({db, names} = await openTables(target.url, `pc${target.dialect.slice(0, 2)}`, {inbox: true, archive: false}))
       tables = names
-      await applyInit(db, names, {inbox: true, archive: false})
     })
-    afterAll(async () => {
-      await dropTables(db, names)
-      await db.close()
-    })
+    afterAll(() => closeTables(db, names))
 
     it("writes the event in the caller's transaction: committed with it, rolled back with it", async () => {
       const ids: string[] = []

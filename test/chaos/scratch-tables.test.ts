@@ -3,14 +3,14 @@
 // drops that run's tables before exiting 143/130.
 import {readdirSync, readFileSync} from 'node:fs'
 import {describe, expect, it} from 'vitest'
-import {raw, sql} from '../dialects/index.js'
-import {openDb} from '../src/db/index.js'
-import {UsageError} from '../src/core/errors.js'
-import {loadScenario, scenarioContext} from '../src/chaos/business-scenario.js'
-import {createRunTables, dropRunTables, runTables} from '../src/chaos/tables.js'
-import {cliAsync} from './helpers/cli.js'
-import {until} from './helpers/publishers.js'
-import {sqliteUrl, targets} from './helpers/targets.js'
+import {raw, sql} from '../../dialects/index.js'
+import {openDb} from '../../src/db/index.js'
+import {UsageError} from '../../src/core/errors.js'
+import {loadScenario, scenarioContext} from '../../src/chaos/business-scenario.js'
+import {createRunTables, dropRunTables, runTables} from '../../src/chaos/tables.js'
+import {cliAsync} from '../helpers/cli.js'
+import {until} from '../helpers/publishers.js'
+import {sqliteUrl, targets} from '../helpers/targets.js'
 
 const matrix = await targets()
 

@@ -1,13 +1,14 @@
 // `outbox status` on all three dialects: a state built by direct SQL, so every figure is known.
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import type {TableNames} from '../dialects/index.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {databaseNow} from '../src/ops/query.js'
-import {readStatus, type StatusReport} from '../src/ops/status.js'
-import {cli} from './helpers/cli.js'
-import {clear, insertRows, type RowSpec} from './helpers/rows.js'
-import {dropTables, targets, uniqueTables} from './helpers/targets.js'
+import type {TableNames} from '../../dialects/index.js'
+import type {Db} from '../../src/db/index.js'
+import {applyInit} from '../../src/schema/init.js'
+import {databaseNow} from '../../src/ops/query.js'
+import {readStatus, type StatusReport} from '../../src/ops/status.js'
+import {cli} from '../helpers/cli.js'
+import {clear, insertRows, type RowSpec} from '../helpers/rows.js'
+import {dropTables, targets, uniqueTables} from '../helpers/targets.js'
+import {closeTables, openTables} from '../helpers/tables.js'
 
 const matrix = await targets()
 
@@ -41,18 +42,13 @@ for (const target of matrix) {
     const flags = () => ['--url', target.url, '--table', names.outbox, '--archive-table', names.archive]
 
     beforeAll(async () => {
-      db = await openDb(target.url)
-      names = uniqueTables(`st${target.dialect.slice(0, 2)}`)
-      await applyInit(db, names, {inbox: false, archive: true})
+      ;({db, names} = await openTables(target.url, `st${target.dialect.slice(0, 2)}`, {inbox: false, archive: true}))
       const now = await databaseNow(db)
       const ids = await insertRows(db, names, now, state())
       oldestId = ids[0]
       bId = ids[6]
     })
-    afterAll(async () => {
-      await dropTables(db, names)
-      await db.close()
-    })
+    afterAll(() => closeTables(db, names))
 
     it('counts every state and the window from the database clock', async () => {
       const r = await readStatus(db, names, {windowMs: 3_600_000})

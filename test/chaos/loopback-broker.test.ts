@@ -1,10 +1,10 @@
 // The loopback broker against the relay's real http publisher and plain fetch: it keeps what
 // it accepted, redelivers what was not acknowledged, and stages outages and poison messages.
 import {afterEach, describe, expect, it} from 'vitest'
-import {LoopbackBroker} from '../src/chaos/broker.js'
-import {HttpPublisher} from '../src/publishers/http.js'
-import type {ClaimedEvent} from '../src/relay/claim.js'
-import {uuidv7} from '../src/core/uuid.js'
+import {LoopbackBroker} from '../../src/chaos/broker.js'
+import {HttpPublisher} from '../../src/publishers/http.js'
+import type {ClaimedEvent} from '../../src/relay/claim.js'
+import {uuidv7} from '../../src/core/uuid.js'
 
 const event = (n: number, version = 1): ClaimedEvent => ({
   id: uuidv7(),

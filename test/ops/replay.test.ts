@@ -1,14 +1,14 @@
 // `outbox replay` on all three dialects: range boundaries, filters, leased rows, dry runs,
 // batching, copying back from the archive, and the CLI's refusals.
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {raw, sql, type TableNames} from '../dialects/index.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {databaseNow} from '../src/ops/query.js'
-import {replay} from '../src/ops/replay.js'
-import {cli} from './helpers/cli.js'
-import {clear, ids, insertRows, snapshot, type RowSpec} from './helpers/rows.js'
-import {dropTables, targets, uniqueTables} from './helpers/targets.js'
+import {raw, sql, type TableNames} from '../../dialects/index.js'
+import type {Db} from '../../src/db/index.js'
+import {databaseNow} from '../../src/ops/query.js'
+import {replay} from '../../src/ops/replay.js'
+import {cli} from '../helpers/cli.js'
+import {clear, ids, insertRows, snapshot, type RowSpec} from '../helpers/rows.js'
+import {targets} from '../helpers/targets.js'
+import {closeTables, openTables} from '../helpers/tables.js'
 
 const matrix = await targets()
 
@@ -51,14 +51,9 @@ for (const target of matrix) {
     }
 
     beforeAll(async () => {
-      db = await openDb(target.url)
-      names = uniqueTables(`rp${target.dialect.slice(0, 2)}`)
-      await applyInit(db, names, {inbox: false, archive: true})
+      ;({db, names} = await openTables(target.url, `rp${target.dialect.slice(0, 2)}`, {inbox: false, archive: true}))
     })
-    afterAll(async () => {
-      await dropTables(db, names)
-      await db.close()
-    })
+    afterAll(() => closeTables(db, names))
 
     it('replays [since, until): since inclusive, until exclusive, leased rows skipped and reported', async () => {
       await reset()

@@ -5,11 +5,11 @@ import {existsSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {raw, sql, type DialectName} from '../dialects/index.js'
-import {openDb} from '../src/db/index.js'
-import {dropTables, MYSQL_URL, PG_URL, sqliteUrl, targets, uniqueTables} from './helpers/targets.js'
+import {raw, sql, type DialectName} from '../../dialects/index.js'
+import {openDb} from '../../src/db/index.js'
+import {dropTables, MYSQL_URL, PG_URL, sqliteUrl, targets, uniqueTables} from '../helpers/targets.js'
 
-const root = new URL('..', import.meta.url).pathname
+const root = new URL('../..', import.meta.url).pathname
 const matrix = await targets()
 const available = (d: DialectName) => matrix.find((t) => t.dialect === d)!.available
 const SECRET = 'Sup3rS3cret'

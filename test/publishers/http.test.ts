@@ -2,14 +2,14 @@
 import {createServer, type IncomingMessage, type Server} from 'node:http'
 import type {AddressInfo} from 'node:net'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {raw, sql, type TableNames} from '../dialects/index.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {HttpPublisher} from '../src/publishers/http.js'
-import type {ClaimedEvent} from '../src/relay/claim.js'
-import {Relay} from '../src/relay/relay.js'
-import {count, seedEvents} from './helpers/events.js'
-import {dropTables, targets, uniqueTables} from './helpers/targets.js'
+import {raw, sql, type TableNames} from '../../dialects/index.js'
+import type {Db} from '../../src/db/index.js'
+import {HttpPublisher} from '../../src/publishers/http.js'
+import type {ClaimedEvent} from '../../src/relay/claim.js'
+import {Relay} from '../../src/relay/relay.js'
+import {count, seedEvents} from '../helpers/events.js'
+import {targets} from '../helpers/targets.js'
+import {closeTables, openTables} from '../helpers/tables.js'
 
 interface Received {
   headers: IncomingMessage['headers']
@@ -163,14 +163,9 @@ for (const target of matrix) {
     let db: Db
     let names: TableNames
     beforeAll(async () => {
-      db = await openDb(target.url)
-      names = uniqueTables(`rh${target.dialect.slice(0, 2)}`)
-      await applyInit(db, names, {inbox: false, archive: false})
+      ;({db, names} = await openTables(target.url, `rh${target.dialect.slice(0, 2)}`, {inbox: false, archive: false}))
     })
-    afterAll(async () => {
-      await dropTables(db, names)
-      await db.close()
-    })
+    afterAll(() => closeTables(db, names))
 
     it('receiver down, then back: nothing is marked published that was not acknowledged, nothing is lost', async () => {
       const ids = await seedEvents(db, names, {count: 30})

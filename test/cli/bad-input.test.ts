@@ -7,13 +7,14 @@ import {existsSync, mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {raw, sql, type TableNames} from '../dialects/index.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {seedEvents} from './helpers/events.js'
-import {dropTables, PG_URL, sqliteUrl, targets, uniqueTables} from './helpers/targets.js'
+import {raw, sql, type TableNames} from '../../dialects/index.js'
+import {openDb, type Db} from '../../src/db/index.js'
+import {applyInit} from '../../src/schema/init.js'
+import {seedEvents} from '../helpers/events.js'
+import {PG_URL, sqliteUrl, targets} from '../helpers/targets.js'
+import {closeTables, openTables} from '../helpers/tables.js'
 
-const root = new URL('..', import.meta.url).pathname
+const root = new URL('../..', import.meta.url).pathname
 const matrix = await targets(['postgres'])
 const pgAvailable = matrix[0].available
 const SECRET = 'Wr0ngPassw0rd'
@@ -128,9 +129,7 @@ for (const [name, url] of [['sqlite', sqliteUrl()], ...(pgAvailable ? [['postgre
     let ctx: Ctx
 
     beforeAll(async () => {
-      db = await openDb(url)
-      names = uniqueTables(`bad${name.slice(0, 2)}`)
-      await applyInit(db, names, {inbox: true, archive: true})
+      ;({db, names} = await openTables(url, `bad${name.slice(0, 2)}`, {inbox: true, archive: true}))
       const ids = await seedEvents(db, names, {count: 30, base: new Date(Date.now() - 3 * 86_400_000), stepMs: 60_000})
       const t = raw(db.dialect.render.table(names, 'outbox'))
       await db.execute(sql`UPDATE ${t} SET published_at = created_at WHERE id IN (${raw(ids.slice(0, 10).map((i) => `'${i}'`).join(', '))})`)
@@ -142,8 +141,7 @@ for (const [name, url] of [['sqlite', sqliteUrl()], ...(pgAvailable ? [['postgre
     })
     afterAll(async () => {
       await db.execute(sql`DROP TABLE IF EXISTS ${raw(db.dialect.render.quoteIdent(`${names.outbox}_wrong`))}`).catch(() => {})
-      await dropTables(db, names)
-      await db.close()
+      await closeTables(db, names)
     })
 
     const all: Case[] = [

@@ -5,15 +5,15 @@ import {copyFileSync, mkdtempSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {raw as rawTable, sql, type TableNames} from '../dialects/index.js'
-import {openDb, type Db, type Queryable} from '../src/db/index.js'
-import {sqlitePath} from '../src/db/url.js'
-import {applyInit} from '../src/schema/init.js'
-import {archive} from '../src/ops/archive.js'
-import {databaseNow} from '../src/ops/query.js'
-import {replay} from '../src/ops/replay.js'
-import {clear, insertRows} from './helpers/rows.js'
-import {dropTables, targets, uniqueTables} from './helpers/targets.js'
+import {raw as rawTable, sql, type TableNames} from '../../dialects/index.js'
+import {openDb, type Db, type Queryable} from '../../src/db/index.js'
+import {sqlitePath} from '../../src/db/url.js'
+import {archive} from '../../src/ops/archive.js'
+import {databaseNow} from '../../src/ops/query.js'
+import {replay} from '../../src/ops/replay.js'
+import {clear, insertRows} from '../helpers/rows.js'
+import {targets} from '../helpers/targets.js'
+import {closeTables, openTables} from '../helpers/tables.js'
 
 const matrix = await targets()
 
@@ -60,14 +60,9 @@ for (const target of matrix) {
     }
 
     beforeAll(async () => {
-      db = await openDb(target.url)
-      names = uniqueTables(`bc${target.dialect.slice(0, 2)}`)
-      await applyInit(db, names, {inbox: false, archive: true})
+      ;({db, names} = await openTables(target.url, `bc${target.dialect.slice(0, 2)}`, {inbox: false, archive: true}))
     })
-    afterAll(async () => {
-      await dropTables(db, names)
-      await db.close()
-    })
+    afterAll(() => closeTables(db, names))
 
     for (const op of ['archive', 'replay'] as const) {
       it(`${op}: every batch is one transaction; PostgreSQL relaxes each commit and flushes once after the last`, async () => {

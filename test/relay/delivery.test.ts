@@ -1,14 +1,14 @@
 // The relay against real PostgreSQL, MariaDB and SQLite: delivery, concurrency, backoff and
 // the failed state, lease takeover, graceful stop, per-aggregate ordering.
 import {afterAll, beforeAll, beforeEach, describe, expect, it} from 'vitest'
-import {raw, sql, type TableNames} from '../dialects/index.js'
-import {Consumer} from '../src/consumer.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {Relay, type RelayOptions} from '../src/relay/relay.js'
-import {count, seedEvents} from './helpers/events.js'
-import {gate, RecordingPublisher, sleep, until} from './helpers/publishers.js'
-import {dropTables, targets, uniqueTables} from './helpers/targets.js'
+import {raw, sql, type TableNames} from '../../dialects/index.js'
+import {Consumer} from '../../src/consumer.js'
+import {openDb, type Db} from '../../src/db/index.js'
+import {Relay, type RelayOptions} from '../../src/relay/relay.js'
+import {count, seedEvents} from '../helpers/events.js'
+import {gate, RecordingPublisher, sleep, until} from '../helpers/publishers.js'
+import {targets} from '../helpers/targets.js'
+import {closeTables, openTables} from '../helpers/tables.js'
 
 const matrix = await targets()
 
@@ -33,17 +33,14 @@ for (const target of matrix) {
       (await db.query<EventRow>(sql`SELECT id, attempts, published_at, failed_at, lease_owner, lease_until, last_error FROM ${raw(db.dialect.render.table(names, 'outbox'))} WHERE id = ${id}`))[0]
 
     beforeAll(async () => {
-      db = await openDb(target.url)
-      names = uniqueTables(`rl${target.dialect.slice(0, 2)}`)
-      await applyInit(db, names, {inbox: true, archive: false})
+      ;({db, names} = await openTables(target.url, `rl${target.dialect.slice(0, 2)}`, {inbox: true, archive: false}))
     })
     beforeEach(async () => {
       await db.execute(sql`DELETE FROM ${raw(db.dialect.render.table(names, 'outbox'))}`)
     })
     afterAll(async () => {
       for (const d of extra) await d.close()
-      await dropTables(db, names)
-      await db.close()
+      await closeTables(db, names)
     })
 
     it('drainOnce delivers every event once, oldest first, and marks them published', async () => {

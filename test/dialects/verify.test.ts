@@ -2,12 +2,12 @@
 // the claim is wrong: each broken claim below must turn the matching check red.
 import {spawn, spawnSync} from 'node:child_process'
 import {describe, expect, it} from 'vitest'
-import {DIALECTS, raw, sql} from '../dialects/index.js'
-import {openDb} from '../src/db/index.js'
-import {verify} from '../src/verify/run.js'
-import type {VerifyReport} from '../src/verify/types.js'
-import {articleClaim, ignoringLeases, NESTED_LOOP_SETTINGS, withoutIndex, withoutSkipLocked} from './helpers/broken-claims.js'
-import {sqliteUrl, targets} from './helpers/targets.js'
+import {DIALECTS, raw, sql} from '../../dialects/index.js'
+import {openDb} from '../../src/db/index.js'
+import {verify} from '../../src/verify/run.js'
+import type {VerifyReport} from '../../src/verify/types.js'
+import {articleClaim, ignoringLeases, NESTED_LOOP_SETTINGS, withoutIndex, withoutSkipLocked} from '../helpers/broken-claims.js'
+import {sqliteUrl, targets} from '../helpers/targets.js'
 
 const matrix = await targets()
 const NOT_APPLICABLE = {postgres: ['index'], mysql: [], sqlite: ['isolation', 'index', 'producer']}

@@ -6,15 +6,15 @@ import {existsSync} from 'node:fs'
 import {createServer, type Server} from 'node:http'
 import type {AddressInfo} from 'node:net'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {raw, sql, type TableNames} from '../dialects/index.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {count, seedEvents} from './helpers/events.js'
-import {until} from './helpers/publishers.js'
-import {dropTables, targets, uniqueTables} from './helpers/targets.js'
+import {raw, sql, type TableNames} from '../../dialects/index.js'
+import type {Db} from '../../src/db/index.js'
+import {count, seedEvents} from '../helpers/events.js'
+import {until} from '../helpers/publishers.js'
+import {targets} from '../helpers/targets.js'
+import {closeTables, openTables} from '../helpers/tables.js'
 
-const BIN = new URL('../bin/run.js', import.meta.url).pathname
-if (!existsSync(new URL('../dist/commands/relay.js', import.meta.url))) throw new Error('dist/ has no relay command: run `npm run build` before this test')
+const BIN = new URL('../../bin/run.js', import.meta.url).pathname
+if (!existsSync(new URL('../../dist/commands/relay.js', import.meta.url))) throw new Error('dist/ has no relay command: run `npm run build` before this test')
 
 interface Run {
   code: number | null
@@ -56,14 +56,9 @@ for (const target of matrix) {
     let db: Db
     let names: TableNames
     beforeAll(async () => {
-      db = await openDb(target.url)
-      names = uniqueTables(`rc${target.dialect.slice(0, 2)}`)
-      await applyInit(db, names, {inbox: false, archive: false})
+      ;({db, names} = await openTables(target.url, `rc${target.dialect.slice(0, 2)}`, {inbox: false, archive: false}))
     })
-    afterAll(async () => {
-      await dropTables(db, names)
-      await db.close()
-    })
+    afterAll(() => closeTables(db, names))
 
     it('--once delivers everything and exits 0, one log line per batch, no password in the output', async () => {
       const ids = await seedEvents(db, names, {count: 12})
@@ -98,13 +93,9 @@ describe('outbox relay (sqlite)', () => {
   let db: Db
   let names: TableNames
   beforeAll(async () => {
-    db = await openDb(sqliteTarget.url)
-    names = uniqueTables('rcx')
-    await applyInit(db, names, {inbox: false, archive: false})
+    ;({db, names} = await openTables(sqliteTarget.url, 'rcx', {inbox: false, archive: false}))
   })
-  afterAll(async () => {
-    await db.close()
-  })
+  afterAll(() => closeTables(db, names))
   const base = () => ['--url', sqliteTarget.url, '--table', names.outbox]
 
   it('--once exits 1 with the counts in --json when events are left failed', async () => {

@@ -1,13 +1,14 @@
 // The dialect matrix: every generated statement runs against real PostgreSQL, MariaDB and SQLite.
 import {spawnSync} from 'node:child_process'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {raw, sql, type ClaimOptions, type TableNames} from '../dialects/index.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit, initPlan, renderInitScript} from '../src/schema/init.js'
-import {claimBatch, markPublished, releaseLeases, retryEvent} from '../src/relay/claim.js'
-import {cliAsync} from './helpers/cli.js'
-import {count, seedEvents} from './helpers/events.js'
-import {dropTables, targets, uniqueTables} from './helpers/targets.js'
+import {raw, sql, type ClaimOptions, type TableNames} from '../../dialects/index.js'
+import type {Db} from '../../src/db/index.js'
+import {applyInit, initPlan, renderInitScript} from '../../src/schema/init.js'
+import {claimBatch, markPublished, releaseLeases, retryEvent} from '../../src/relay/claim.js'
+import {cliAsync} from '../helpers/cli.js'
+import {count, seedEvents} from '../helpers/events.js'
+import {dropTables, targets, uniqueTables} from '../helpers/targets.js'
+import {closeTables, openTables} from '../helpers/tables.js'
 
 const matrix = await targets()
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -20,14 +21,9 @@ for (const target of matrix) {
     const all = {inbox: true, archive: true}
 
     beforeAll(async () => {
-      db = await openDb(target.url)
-      names = uniqueTables(`dl${target.dialect.slice(0, 2)}`)
-      await applyInit(db, names, all)
+      ;({db, names} = await openTables(target.url, `dl${target.dialect.slice(0, 2)}`, all))
     })
-    afterAll(async () => {
-      await dropTables(db, names)
-      await db.close()
-    })
+    afterAll(() => closeTables(db, names))
 
     async function fresh(n: number, seed: Parameters<typeof seedEvents>[2] = {count: n}) {
       await db.execute(sql`DELETE FROM ${raw(db.dialect.render.table(names, 'outbox'))}`)

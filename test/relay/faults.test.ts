@@ -1,17 +1,17 @@
 // Faults the relay must survive on real servers: its connections killed mid-run, a skewed
 // process clock, and 8 relays racing producers. Figures are counts, never timings.
 import {afterAll, beforeAll, describe, expect, it, vi} from 'vitest'
-import {raw, sql, type TableNames} from '../dialects/index.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {writeEvent} from '../src/producer.js'
-import {claimBatch} from '../src/relay/claim.js'
-import {Relay} from '../src/relay/relay.js'
-import type {ClaimedEvent} from '../src/relay/claim.js'
-import {count, seedEvents} from './helpers/events.js'
-import {RecordingPublisher, sleep, until} from './helpers/publishers.js'
-import {dedicatedLogin} from './helpers/logins.js'
-import {dropTables, MYSQL_URL, PG_URL, targets, uniqueTables} from './helpers/targets.js'
+import {raw, sql, type TableNames} from '../../dialects/index.js'
+import {openDb, type Db} from '../../src/db/index.js'
+import {writeEvent} from '../../src/producer.js'
+import {claimBatch} from '../../src/relay/claim.js'
+import {Relay} from '../../src/relay/relay.js'
+import type {ClaimedEvent} from '../../src/relay/claim.js'
+import {count, seedEvents} from '../helpers/events.js'
+import {RecordingPublisher, sleep, until} from '../helpers/publishers.js'
+import {dedicatedLogin} from '../helpers/logins.js'
+import {MYSQL_URL, PG_URL, targets} from '../helpers/targets.js'
+import {closeTables, openTables} from '../helpers/tables.js'
 
 const matrix = await targets()
 const servers = matrix.filter((t) => t.dialect !== 'sqlite')
@@ -28,14 +28,9 @@ for (const target of servers) {
     let names: TableNames
 
     beforeAll(async () => {
-      admin = await openDb(target.dialect === 'postgres' ? PG_URL : MYSQL_URL)
-      names = uniqueTables(`fa${target.dialect.slice(0, 2)}`)
-      await applyInit(admin, names, {inbox: false, archive: false})
+      ;({db: admin, names} = await openTables(target.dialect === 'postgres' ? PG_URL : MYSQL_URL, `fa${target.dialect.slice(0, 2)}`, {inbox: false, archive: false}))
     })
-    afterAll(async () => {
-      await dropTables(admin, names)
-      await admin.close()
-    })
+    afterAll(() => closeTables(admin, names))
 
     it('the relay survives its connections being killed mid-run and delivers everything', async () => {
       await admin.execute(sql`DELETE FROM ${raw(admin.dialect.render.table(names, 'outbox'))}`)
@@ -131,7 +126,7 @@ for (const target of servers) {
 
 /** The producer through our own Db transaction (the SQL is the dialect's insertEvent). */
 async function writeEventVia(tx: {execute: Db['execute']}, db: Db, names: TableNames, n: number): Promise<string> {
-  const {uuidv7} = await import('../src/core/uuid.js')
+  const {uuidv7} = await import('../../src/core/uuid.js')
   const id = uuidv7()
   await tx.execute(
     db.dialect.events.insertEvent(names, {id, eventType: 'load.test', aggregateType: null, aggregateId: `agg-${n % 50}`, aggregateVersion: null, payload: JSON.stringify({n}), headers: null}),
@@ -144,14 +139,11 @@ for (const target of matrix) {
     let db: Db
     let names: TableNames
     beforeAll(async () => {
-      db = await openDb(target.url)
-      names = uniqueTables(`ck${target.dialect.slice(0, 2)}`)
-      await applyInit(db, names, {inbox: false, archive: false})
+      ;({db, names} = await openTables(target.url, `ck${target.dialect.slice(0, 2)}`, {inbox: false, archive: false}))
     })
     afterAll(async () => {
       vi.useRealTimers()
-      await dropTables(db, names)
-      await db.close()
+      await closeTables(db, names)
     })
 
     it('a relay whose process clock runs hours ahead or behind cannot take a live lease, and still takes a lapsed one', async () => {

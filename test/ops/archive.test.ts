@@ -4,15 +4,15 @@ import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {raw, sql, type TableNames} from '../dialects/index.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {archive} from '../src/ops/archive.js'
-import {databaseNow} from '../src/ops/query.js'
-import {cli, cliAsync} from './helpers/cli.js'
-import {until} from './helpers/publishers.js'
-import {clear, ids, inExactlyOneTable, insertRows, snapshot, type RowSpec} from './helpers/rows.js'
-import {dropTables, targets, uniqueTables} from './helpers/targets.js'
+import {raw, sql, type TableNames} from '../../dialects/index.js'
+import {openDb, type Db} from '../../src/db/index.js'
+import {archive} from '../../src/ops/archive.js'
+import {databaseNow} from '../../src/ops/query.js'
+import {cli, cliAsync} from '../helpers/cli.js'
+import {until} from '../helpers/publishers.js'
+import {clear, ids, inExactlyOneTable, insertRows, snapshot, type RowSpec} from '../helpers/rows.js'
+import {targets} from '../helpers/targets.js'
+import {closeTables, openTables} from '../helpers/tables.js'
 
 const matrix = await targets()
 const DAY = 86_400
@@ -53,14 +53,9 @@ for (const target of matrix) {
     const kept = () => Object.keys(STATE).filter((k) => !MOVED.includes(k)).map((k) => id[k]).sort()
 
     beforeAll(async () => {
-      db = await openDb(target.url)
-      names = uniqueTables(`ar${target.dialect.slice(0, 2)}`)
-      await applyInit(db, names, {inbox: false, archive: true})
+      ;({db, names} = await openTables(target.url, `ar${target.dialect.slice(0, 2)}`, {inbox: false, archive: true}))
     })
-    afterAll(async () => {
-      await dropTables(db, names)
-      await db.close()
-    })
+    afterAll(() => closeTables(db, names))
 
     // ids for the two ways MariaDB/MySQL delete a batch: ascending with created_at (time-ordered,
     // like UUIDv7: the batch is also an id range) or not (descending here: by created_at only)
@@ -327,7 +322,7 @@ for (const target of matrix) {
     }
 
     async function rowsOf(list: string[], which: 'outbox' | 'archive' = 'outbox') {
-      const {raw, sql, join: joinSql} = await import('../dialects/index.js')
+      const {raw, sql, join: joinSql} = await import('../../dialects/index.js')
       const cols = 'id, event_type, aggregate_type, aggregate_id, aggregate_version, payload, headers, created_at, published_at, attempts, lease_owner, lease_until, last_error, failed_at'
       return sql`SELECT ${raw(cols)} FROM ${raw(db.dialect.render.table(names, which))} WHERE id IN (${joinSql(list.map((i) => sql`${i}`))}) ORDER BY id`
     }

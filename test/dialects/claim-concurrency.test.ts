@@ -5,16 +5,16 @@
 // (MySQL/MariaDB). Each behaviour has a control showing the test fails when the claim is wrong.
 import {spawn} from 'node:child_process'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {raw, sql, type ClaimOptions, type TableNames} from '../dialects/index.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {claimBatch, claimOn} from '../src/relay/claim.js'
-import {sqlitePath} from '../src/db/url.js'
-import {uuidv7} from '../src/core/uuid.js'
-import {VerifyContext} from '../src/verify/context.js'
-import {articleClaim, NESTED_LOOP_SETTINGS, withoutSkipLocked} from './helpers/broken-claims.js'
-import {count, seedEvents} from './helpers/events.js'
-import {dropTables, targets, uniqueTables} from './helpers/targets.js'
+import {raw, sql, type ClaimOptions, type TableNames} from '../../dialects/index.js'
+import type {Db} from '../../src/db/index.js'
+import {claimBatch, claimOn} from '../../src/relay/claim.js'
+import {sqlitePath} from '../../src/db/url.js'
+import {uuidv7} from '../../src/core/uuid.js'
+import {VerifyContext} from '../../src/verify/context.js'
+import {articleClaim, NESTED_LOOP_SETTINGS, withoutSkipLocked} from '../helpers/broken-claims.js'
+import {count, seedEvents} from '../helpers/events.js'
+import {targets} from '../helpers/targets.js'
+import {closeTables, openTables} from '../helpers/tables.js'
 
 const matrix = await targets()
 const opts = (owner: string, batch = 2): ClaimOptions => ({batch, leaseMs: 60_000, owner})
@@ -30,16 +30,13 @@ for (const target of matrix) {
     const table = () => raw(db.dialect.render.table(names, 'outbox'))
 
     beforeAll(async () => {
-      db = await openDb(target.url)
-      names = uniqueTables(`cc${target.dialect.slice(0, 2)}`)
-      await applyInit(db, names, {inbox: false, archive: false})
+      ;({db, names} = await openTables(target.url, `cc${target.dialect.slice(0, 2)}`, {inbox: false, archive: false}))
       const [row] = await db.query<{version: string}>(db.dialect.verify.serverVersion())
       ctx = new VerifyContext(target.url, db, names, String(row.version), {})
     })
     afterAll(async () => {
       await ctx?.closeSessions()
-      await dropTables(db, names)
-      await db.close()
+      await closeTables(db, names)
     })
 
     async function fresh(n: number): Promise<string[]> {

@@ -3,12 +3,12 @@
 // behaviour is the CLI's, not the database's.
 import {spawn, spawnSync} from 'node:child_process'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {databaseNow} from '../src/ops/query.js'
-import {BIN} from './helpers/cli.js'
-import {insertRows, snapshot} from './helpers/rows.js'
-import {sqliteUrl, uniqueTables} from './helpers/targets.js'
+import type {Db} from '../../src/db/index.js'
+import {databaseNow} from '../../src/ops/query.js'
+import {BIN} from '../helpers/cli.js'
+import {insertRows, snapshot} from '../helpers/rows.js'
+import {sqliteUrl, uniqueTables} from '../helpers/targets.js'
+import {closeTables, openTables} from '../helpers/tables.js'
 
 const hasScript = spawnSync('sh', ['-c', 'command -v script']).status === 0
 const url = sqliteUrl()
@@ -35,14 +35,13 @@ function onTerminal(args: string[], options: {prompt?: RegExp; answer?: string; 
 describe.skipIf(!hasScript)('ops commands on a terminal', () => {
   let db: Db
   beforeAll(async () => {
-    db = await openDb(url)
-    await applyInit(db, names, {inbox: false, archive: true})
+    ;({db} = await openTables(url, names, {inbox: false, archive: true}))
     await insertRows(db, names, await databaseNow(db), [
       {type: 'a', created: -600, failed: -60, attempts: 5},
       {type: 'a', created: -40 * 86400, published: -40 * 86400 + 1},
     ])
   })
-  afterAll(() => db.close())
+  afterAll(() => closeTables(db, names))
 
   it('replay asks; "n" changes nothing (exit 2), "y" replays', async () => {
     const before = await snapshot(db, names)

@@ -1,13 +1,13 @@
 // PostgreSQL LISTEN/NOTIFY: the producer's NOTIFY wakes an idle relay long before its next
 // poll. The poll interval here is 10 minutes, so a delivery at all proves the wake-up.
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import type {TableNames} from '../dialects/index.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {writeEvent} from '../src/producer.js'
-import {Relay} from '../src/relay/relay.js'
-import {RecordingPublisher, until} from './helpers/publishers.js'
-import {dropTables, targets, uniqueTables} from './helpers/targets.js'
+import type {TableNames} from '../../dialects/index.js'
+import type {Db} from '../../src/db/index.js'
+import {writeEvent} from '../../src/producer.js'
+import {Relay} from '../../src/relay/relay.js'
+import {RecordingPublisher, until} from '../helpers/publishers.js'
+import {targets} from '../helpers/targets.js'
+import {closeTables, openTables} from '../helpers/tables.js'
 
 const [pg] = await targets(['postgres'])
 
@@ -15,14 +15,9 @@ describe.skipIf(!pg.available)('relay LISTEN/NOTIFY on postgres', () => {
   let db: Db
   let names: TableNames
   beforeAll(async () => {
-    db = await openDb(pg.url)
-    names = uniqueTables('rlisten')
-    await applyInit(db, names, {inbox: false, archive: false})
+    ;({db, names} = await openTables(pg.url, 'rlisten', {inbox: false, archive: false}))
   })
-  afterAll(async () => {
-    await dropTables(db, names)
-    await db.close()
-  })
+  afterAll(() => closeTables(db, names))
 
   async function produce(n: number): Promise<string> {
     const pgLib = (await import('pg')).default

@@ -5,16 +5,16 @@
 // not at all), the exit code says it did not finish, one line or a summary says what was
 // done, and a rerun finishes the job.
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {raw, sql, type TableNames} from '../dialects/index.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {databaseNow} from '../src/ops/query.js'
-import {cli, cliAsync} from './helpers/cli.js'
-import {dedicatedLogin} from './helpers/logins.js'
-import {TcpProxy} from './helpers/proxy.js'
-import {until} from './helpers/publishers.js'
-import {clear, ids, inExactlyOneTable, insertRows, type RowSpec} from './helpers/rows.js'
-import {dropTables, targets, uniqueTables, type Target} from './helpers/targets.js'
+import {raw, sql, type TableNames} from '../../dialects/index.js'
+import {openDb, type Db} from '../../src/db/index.js'
+import {databaseNow} from '../../src/ops/query.js'
+import {cli, cliAsync} from '../helpers/cli.js'
+import {dedicatedLogin} from '../helpers/logins.js'
+import {TcpProxy} from '../helpers/proxy.js'
+import {until} from '../helpers/publishers.js'
+import {clear, ids, inExactlyOneTable, insertRows, type RowSpec} from '../helpers/rows.js'
+import {targets, type Target} from '../helpers/targets.js'
+import {closeTables, openTables} from '../helpers/tables.js'
 
 const matrix = await targets()
 const DAY = 86_400
@@ -77,14 +77,9 @@ for (const target of matrix) {
     }
 
     beforeAll(async () => {
-      db = await openDb(target.url)
-      names = uniqueTables(`int${target.dialect.slice(0, 2)}`)
-      await applyInit(db, names, {inbox: false, archive: true})
+      ;({db, names} = await openTables(target.url, `int${target.dialect.slice(0, 2)}`, {inbox: false, archive: true}))
     })
-    afterAll(async () => {
-      await dropTables(db, names)
-      await db.close()
-    })
+    afterAll(() => closeTables(db, names))
 
     it('SIGTERM during archive: the batch in flight commits, the run stops with exit 143 and a summary; a rerun finishes', async () => {
       await reset()

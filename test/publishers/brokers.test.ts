@@ -3,20 +3,21 @@
 // and nothing is marked published that the broker did not acknowledge.
 import {spawnSync} from 'node:child_process'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import type {TableNames} from '../dialects/index.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {AmqpPublisher} from '../src/publishers/amqp.js'
-import {NatsPublisher} from '../src/publishers/nats.js'
-import {RedisPublisher} from '../src/publishers/redis.js'
-import type {Publisher} from '../src/publishers/types.js'
-import type {ClaimedEvent} from '../src/relay/claim.js'
-import {Relay} from '../src/relay/relay.js'
-import {broker, uniqueName, viaPort, type Broker} from './helpers/brokers.js'
-import {count, seedEvents} from './helpers/events.js'
-import {sleep, until} from './helpers/publishers.js'
-import {TcpProxy} from './helpers/proxy.js'
-import {sqliteUrl, uniqueTables} from './helpers/targets.js'
+import type {TableNames} from '../../dialects/index.js'
+import {openDb, type Db} from '../../src/db/index.js'
+import {applyInit} from '../../src/schema/init.js'
+import {AmqpPublisher} from '../../src/publishers/amqp.js'
+import {NatsPublisher} from '../../src/publishers/nats.js'
+import {RedisPublisher} from '../../src/publishers/redis.js'
+import type {Publisher} from '../../src/publishers/types.js'
+import type {ClaimedEvent} from '../../src/relay/claim.js'
+import {Relay} from '../../src/relay/relay.js'
+import {broker, uniqueName, viaPort, type Broker} from '../helpers/brokers.js'
+import {count, seedEvents} from '../helpers/events.js'
+import {sleep, until} from '../helpers/publishers.js'
+import {TcpProxy} from '../helpers/proxy.js'
+import {sqliteUrl, uniqueTables} from '../helpers/targets.js'
+import {closeTables, openTables} from '../helpers/tables.js'
 
 /** What a test needs from each broker: a publisher (at a URL) and what the broker holds. */
 interface Harness {
@@ -127,13 +128,11 @@ for (const name of ['amqp', 'nats', 'redis'] as const) {
     let names: TableNames
     beforeAll(async () => {
       h = await HARNESSES[name](b)
-      db = await openDb(sqliteUrl())
-      names = uniqueTables(`br${name.slice(0, 2)}`)
-      await applyInit(db, names, {inbox: false, archive: false})
+      ;({db, names} = await openTables(sqliteUrl(), `br${name.slice(0, 2)}`, {inbox: false, archive: false}))
     })
     afterAll(async () => {
       await h?.cleanup()
-      await db?.close()
+      await closeTables(db, names)
     })
 
     it('publishes each event with its id, acknowledged by the broker', async () => {
@@ -189,7 +188,7 @@ for (const name of ['amqp', 'nats', 'redis'] as const) {
       const cliNames = uniqueTables(`bc${name.slice(0, 2)}`)
       await applyInit(cli, cliNames, {inbox: false, archive: false})
       const ids = await seedEvents(cli, cliNames, {count: 5})
-      const bin = new URL('../bin/run.js', import.meta.url).pathname
+      const bin = new URL('../../bin/run.js', import.meta.url).pathname
       const run = spawnSync(process.execPath, [bin, 'relay', '--url', cliDb, '--table', cliNames.outbox, '--publisher', name, '--target', b.url, ...h.cliFlags, '--once'], {encoding: 'utf8'})
       expect(run.status, run.stderr).toBe(0)
       expect(await count(cli, cliNames, 'published_at IS NULL')).toBe(0)

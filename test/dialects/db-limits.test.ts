@@ -2,13 +2,13 @@
 // timeout. Each must reject with one line (no password in it) instead of hanging, and leave
 // the pool usable. Durations are never asserted: the upper bounds only catch a hang.
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {raw, sql} from '../dialects/index.js'
-import {describeDbError, openDb, type Db} from '../src/db/index.js'
-import {ConnectionError} from '../src/core/errors.js'
-import {applyInit} from '../src/schema/init.js'
-import {cliAsync} from './helpers/cli.js'
-import {dedicatedLogin, type DedicatedLogin} from './helpers/logins.js'
-import {dropTables, targets, uniqueTables} from './helpers/targets.js'
+import {raw, sql} from '../../dialects/index.js'
+import {describeDbError, openDb, type Db} from '../../src/db/index.js'
+import {ConnectionError} from '../../src/core/errors.js'
+import {applyInit} from '../../src/schema/init.js'
+import {cliAsync} from '../helpers/cli.js'
+import {dedicatedLogin, type DedicatedLogin} from '../helpers/logins.js'
+import {dropTables, targets, uniqueTables} from '../helpers/targets.js'
 
 const matrix = await targets()
 /** far above any bound used here: only a hang gets near it */

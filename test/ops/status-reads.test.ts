@@ -3,14 +3,14 @@
 // EXPLAIN ANALYZE, MariaDB ANALYZE: rows each table access read); SQLite counts none, so there
 // its plan must go through the partial indexes, which hold no history.
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import type {TableNames} from '../dialects/index.js'
-import {indexNames} from '../dialects/shared.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {databaseNow} from '../src/ops/query.js'
-import {statusRowsRead, statusStatements} from '../src/ops/status.js'
-import {insertHistory, insertRows, type RowSpec} from './helpers/rows.js'
-import {dropTables, targets, uniqueTables} from './helpers/targets.js'
+import type {TableNames} from '../../dialects/index.js'
+import {indexNames} from '../../dialects/shared.js'
+import type {Db} from '../../src/db/index.js'
+import {databaseNow} from '../../src/ops/query.js'
+import {statusRowsRead, statusStatements} from '../../src/ops/status.js'
+import {insertHistory, insertRows, type RowSpec} from '../helpers/rows.js'
+import {targets} from '../helpers/targets.js'
+import {closeTables, openTables} from '../helpers/tables.js'
 
 const matrix = await targets()
 const HISTORY = 20_000
@@ -41,18 +41,13 @@ for (const target of matrix) {
     let now: Date
 
     beforeAll(async () => {
-      db = await openDb(target.url)
-      names = uniqueTables(`sr${target.dialect.slice(0, 2)}`)
-      await applyInit(db, names, {inbox: false, archive: false})
+      ;({db, names} = await openTables(target.url, `sr${target.dialect.slice(0, 2)}`, {inbox: false, archive: false}))
       now = await databaseNow(db)
       await insertRows(db, names, now, backlog())
       await insertHistory(db, names, now, HISTORY)
       await db.execute(db.dialect.verify.analyze(names))
     })
-    afterAll(async () => {
-      await dropTables(db, names)
-      await db.close()
-    })
+    afterAll(() => closeTables(db, names))
 
     it(`each statement reads only its part of the table, not the ${HISTORY} rows of history`, async () => {
       if (!db.dialect.verify.analyzeRows) return expectPartialIndexes()

@@ -7,11 +7,11 @@ import {existsSync, mkdtempSync, readFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {STEPS} from '../src/core/failpoints.js'
-import {SCENARIOS, type ChaosReport} from '../src/chaos/runner.js'
-import {targets} from './helpers/targets.js'
+import {STEPS} from '../../src/core/failpoints.js'
+import {SCENARIOS, type ChaosReport} from '../../src/chaos/runner.js'
+import {targets} from '../helpers/targets.js'
 
-const root = new URL('..', import.meta.url).pathname
+const root = new URL('../..', import.meta.url).pathname
 const bin = join(root, 'bin/run.js')
 const matrix = await targets()
 

@@ -1,13 +1,13 @@
 // `outbox failed` and `outbox failed show` on all three dialects.
 import {afterAll, beforeAll, describe, expect, it, vi} from 'vitest'
-import type {TableNames} from '../dialects/index.js'
-import {openDb, type Db} from '../src/db/index.js'
-import {applyInit} from '../src/schema/init.js'
-import {listFailed, showEvent} from '../src/ops/failed.js'
-import {databaseNow} from '../src/ops/query.js'
-import {cli} from './helpers/cli.js'
-import {insertRows} from './helpers/rows.js'
-import {dropTables, targets, uniqueTables} from './helpers/targets.js'
+import type {TableNames} from '../../dialects/index.js'
+import type {Db} from '../../src/db/index.js'
+import {listFailed, showEvent} from '../../src/ops/failed.js'
+import {databaseNow} from '../../src/ops/query.js'
+import {cli} from '../helpers/cli.js'
+import {insertRows} from '../helpers/rows.js'
+import {targets} from '../helpers/targets.js'
+import {closeTables, openTables} from '../helpers/tables.js'
 
 const matrix = await targets()
 const LONG = `Error: connect ECONNREFUSED 10.0.0.1:5672 ${'x'.repeat(200)}\n    at TCPConnectWrap.afterConnect`
@@ -20,9 +20,7 @@ for (const target of matrix) {
     const flags = () => ['--url', target.url, '--table', names.outbox, '--archive-table', names.archive]
 
     beforeAll(async () => {
-      db = await openDb(target.url)
-      names = uniqueTables(`fl${target.dialect.slice(0, 2)}`)
-      await applyInit(db, names, {inbox: false, archive: true})
+      ;({db, names} = await openTables(target.url, `fl${target.dialect.slice(0, 2)}`, {inbox: false, archive: true}))
       const now = await databaseNow(db)
       id = await insertRows(db, names, now, [
         {type: 'a', created: -7200, failed: -7000, attempts: 5, lastError: 'old failure'},
@@ -35,10 +33,7 @@ for (const target of matrix) {
       ])
       await insertRows(db, names, now, [{type: 'z', created: -90_000, published: -89_000, payload: {archived: true}}], 'archive')
     })
-    afterAll(async () => {
-      await dropTables(db, names)
-      await db.close()
-    })
+    afterAll(() => closeTables(db, names))
 
     it('lists failed events only, newest failure first, filtered by type and since', async () => {
       const all = await listFailed(db, names, {limit: 50})
@@ -95,7 +90,7 @@ for (const target of matrix) {
     })
 
     async function listArchivedId(): Promise<string> {
-      const {ids} = await import('./helpers/rows.js')
+      const {ids} = await import('../helpers/rows.js')
       return (await ids(db, names, 'archive'))[0]
     }
   })
