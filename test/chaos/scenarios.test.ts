@@ -1,18 +1,18 @@
 // The chaos faults one by one, without worker processes: how each arms a run, the state
 // machine it drives (against the real loopback broker), and how it tells "not exercised".
 import {afterEach, describe, expect, it, vi} from 'vitest'
-import {UsageError} from '../src/core/errors.js'
-import {STEPS} from '../src/core/failpoints.js'
-import {uuidv7} from '../src/core/uuid.js'
-import {LoopbackBroker} from '../src/chaos/broker.js'
-import {NOTHING_OBSERVED} from '../src/chaos/report.js'
-import {checkOptions} from '../src/chaos/options.js'
-import {killAtStep, LOOPBACK_ONLY, SCENARIOS, SCENARIO_DESCRIPTIONS, scenarioByName} from '../src/chaos/scenarios/index.js'
-import type {Failpoint, RunUnderTest, WorkerView} from '../src/chaos/scenarios/types.js'
-import {rng} from '../src/chaos/seed.js'
-import {ChaosSession, type Settings} from '../src/chaos/session.js'
-import {HttpPublisher} from '../src/publishers/http.js'
-import type {ClaimedEvent} from '../src/schema/event-row.js'
+import {UsageError} from '../../src/core/errors.js'
+import {STEPS} from '../../src/core/failpoints.js'
+import {uuidv7} from '../../src/core/uuid.js'
+import {LoopbackBroker} from '../../src/chaos/broker.js'
+import {NOTHING_OBSERVED} from '../../src/chaos/report.js'
+import {checkOptions} from '../../src/chaos/options.js'
+import {killAtStep, LOOPBACK_ONLY, SCENARIOS, SCENARIO_DESCRIPTIONS, scenarioByName} from '../../src/chaos/scenarios/index.js'
+import type {Failpoint, RunUnderTest, WorkerView} from '../../src/chaos/scenarios/types.js'
+import {rng} from '../../src/chaos/seed.js'
+import {ChaosSession, type Settings} from '../../src/chaos/session.js'
+import {HttpPublisher} from '../../src/publishers/http.js'
+import type {ClaimedEvent} from '../../src/schema/event-row.js'
 
 interface FakeRun extends RunUnderTest {
   workers: Map<string, WorkerView>
