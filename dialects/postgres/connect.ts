@@ -8,7 +8,7 @@ import {poolWaitTimeout} from '../../src/db/errors.js'
 import {checkNetworkUrl} from '../../src/db/url.js'
 import {DEFAULT_CONNECT_TIMEOUT_MS, type Db, type OpenOptions, type QueryOptions, type Queryable, type Row} from '../../src/db/types.js'
 
-// Statements bound from one template (ops/query.ts templateOf) share their chunks: their text
+// Statements bound from one template (src/ops/templates.ts Template) share their chunks: their text
 // and prepared name are worked out once, not every batch.
 const named = new WeakMap<readonly string[], {text: string; name?: string}>()
 

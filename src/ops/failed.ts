@@ -4,7 +4,8 @@ import type {TableNames} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
 import {idForms} from '../core/uuid.js'
 import {ALL_COLUMNS, stateOf, toStoredEvent, type EventState, type StoredEvent} from './events.js'
-import {databaseNow, num, opsContext, pointInTime, run} from './query.js'
+import {databaseNow, num, opsContext, pointInTime} from './query.js'
+import {run} from './statements.js'
 
 export interface FailedFilter {
   types?: string[]

@@ -2,16 +2,24 @@
 // Clears published_at, failed_at, the lease and last_error and resets attempts, in batches.
 // A row a relay holds a live lease on is skipped and reported: replaying it would put a
 // second copy in flight.
-import {sql, type SqlBool} from 'kysely'
+import {sql, type RawBuilder, type SqlBool} from 'kysely'
+import type {OneStatementPlan} from '../../dialects/batches.js'
 import type {TableNames} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
 import {UsageError} from '../core/errors.js'
 import {idForms, isUuid} from '../core/uuid.js'
-import {batchRead, changeTarget, countBy, forEachBatch, forEachSummarisedBatch, inBatch, leasedNow, summarisedStatement, summaryRead, tally, tallySummary, type Progress, type Where} from './batches.js'
+import type {Where} from './batch-keyset.js'
+import {batchRead, inBatch, summarisedStatement} from './batch-one-statement.js'
+import {forEachBatch} from './batch-rows.js'
+import {changeTarget, forEachSummarisedBatch, summaryRead, type SummarisedWork} from './batch-summarised.js'
+import type {BatchOptions, Progress} from './batches.js'
 import {sampleOf, type SampleEvent} from './events.js'
 // what a copy from the archive brings back; the rest takes the outbox defaults (pending, 0 attempts)
 import {WRITTEN_COLUMNS as EVENT_FIELDS} from '../schema/columns.js'
-import {databaseNow, exec, num, opsContext, pointInTime, requireArchiveTable, run, slot, type OpsContext} from './query.js'
+import {databaseNow, num, opsContext, pointInTime, requireArchiveTable, type OpsContext} from './query.js'
+import {exec, run} from './statements.js'
+import {countBy, tally, tallySummary} from './tally.js'
+import {slot, type BatchSlot} from './templates.js'
 
 export interface ReplaySelection {
   /** created_at at or after (inclusive); required unless ids or failedOnly */
@@ -63,7 +71,7 @@ export interface ReplayResult {
 
 const LISTED_IDS = 100
 const DELIVERABLE = {published_at: null, failed_at: null, lease_owner: null, lease_until: null, last_error: null, attempts: 0}
-// 1 for a row that is as DELIVERABLE makes it already: MySQL's UPDATE does not count it (Dialect.updateCountsChangedRows)
+// 1 for a row that is as DELIVERABLE makes it already: an UPDATE that counts changed rows does not count it (SummaryThenChangePlan.updateCounts)
 const ALREADY_DELIVERABLE = sql<number>`CASE WHEN published_at IS NULL AND failed_at IS NULL AND lease_owner IS NULL AND lease_until IS NULL AND last_error IS NULL AND attempts = 0 THEN 1 ELSE 0 END`
 const SAMPLE = 10
 
@@ -180,49 +188,64 @@ export async function planReplay(db: Db, names: TableNames, s: ReplaySelection):
 export async function replay(db: Db, names: TableNames, options: ReplayOptions): Promise<ReplayResult> {
   if (options.dryRun) return planReplay(db, names, options)
   const r = await resolve(db, names, options)
-  const {ctx, table, where} = r
-  const {k} = ctx
   const out = result(options, r, false)
-  const size = options.batch ?? 1000
-  if (!options.fromArchive) {
-    const oneStatement = db.dialect.batches.writableCte
-    const progress = await forEachSummarisedBatch(
-      ctx,
-      {
-        size,
-        onProgress: options.onProgress,
-        signal: options.signal,
-        change: oneStatement
-          ? undefined
-          : (tx, {range, bySpan}, reuse) => {
-              // two statements: the change judges leases at the instant the summary did (its read_at)
-              const deliver = () => {
-                const target = changeTarget(ctx, names.outbox, bySpan)
-                return k.updateTable(target.table).set(DELIVERABLE).where((eb: any) => eb.and([...target.within(eb), ...where(eb), ...range(eb), notLeased(ctx, slot('read_at'))]))
-              }
-              return exec(tx, reuse('deliver', {}, deliver))
-            },
-      },
-      (position, reuse) => {
-        // sample and listed ids are only gathered until they are full
-        const wanted = {sample: SAMPLE - out.sample.length, listed: LISTED_IDS - out.skippedLeasedIds.length, span: db.dialect.batches.rowLocator?.updates}
-        const shape = `sample ${wanted.sample} listed ${wanted.listed}`
-        if (oneStatement) return reuse(shape, {}, () => summarisedReplay(ctx, where, position, size, wanted))
-        return reuse(shape, {}, () => summaryRead(ctx, where, position, size, wanted, leasedNow(ctx), ALREADY_DELIVERABLE))
-      },
-      (summary) => {
-        out.matched += summary.seen
-        out.skippedLeased += summary.seen - summary.changed
-        for (const id of summary.skippedIds) if (out.skippedLeasedIds.length < LISTED_IDS) out.skippedLeasedIds.push(id)
-        tallySummary(out, summary, SAMPLE)
-        if (summary.cursor) out.doneThrough = db.dialect.render.parseTime(summary.cursor.at)?.toISOString() ?? out.doneThrough
-      },
-    )
-    return {...out, replayed: progress.changed, batches: progress.batches, interrupted: Boolean(progress.interrupted)}
-  }
+  const batches: BatchOptions = {size: options.batch ?? 1000, onProgress: options.onProgress, signal: options.signal}
+  const progress = options.fromArchive ? await replayFromArchive(r, batches, out) : await replayInOutbox(r, batches, out)
+  return {...out, replayed: progress.changed, batches: progress.batches, interrupted: Boolean(progress.interrupted)}
+}
 
-  // from the archive, row by row: an id already in the outbox is left in the archive
-  const progress = await forEachBatch(ctx, table, where, {size, onProgress: options.onProgress, signal: options.signal}, async (tx, rows) => {
+/** In the outbox: every batch summed up by the database (forEachSummarisedBatch); rows a relay holds are skipped. */
+function replayInOutbox(r: Resolved, options: BatchOptions, out: ReplayResult): Promise<Progress> {
+  const {db} = r.ctx
+  return forEachSummarisedBatch(r.ctx, summarisedReplays(r, options, out), options, (summary) => {
+    out.matched += summary.seen
+    out.skippedLeased += summary.seen - summary.changed
+    for (const id of summary.skippedIds) if (out.skippedLeasedIds.length < LISTED_IDS) out.skippedLeasedIds.push(id)
+    tallySummary(out, summary, SAMPLE)
+    if (summary.cursor) out.doneThrough = db.dialect.render.parseTime(summary.cursor.at)?.toISOString() ?? out.doneThrough
+  })
+}
+
+/** Each batch's statements, as the plan's kind says. */
+function summarisedReplays({ctx, where}: Resolved, options: BatchOptions, out: ReplayResult): SummarisedWork {
+  const {db, k, names} = ctx
+  const plan = db.dialect.batches.plan
+  // sample and listed ids are only gathered until they are full
+  const wanted = () => ({sample: SAMPLE - out.sample.length, listed: LISTED_IDS - out.skippedLeasedIds.length})
+  const shape = (w: {sample: number; listed: number}) => `sample ${w.sample} listed ${w.listed}`
+  switch (plan.kind) {
+    case 'one-statement':
+      return {
+        kind: plan.kind,
+        statement: (position, reuse) => {
+          const w = wanted()
+          return reuse(shape(w), () => summarisedReplay(ctx, plan, where, position, options.size, w))
+        },
+      }
+    case 'summary-then-change':
+      return {
+        kind: plan.kind,
+        plan,
+        statement: (position, reuse) => {
+          const w = wanted()
+          return reuse(shape(w), () => summaryRead(ctx, plan, where, position, options.size, {...w, span: plan.locator?.updates}, leasedNow(ctx), ALREADY_DELIVERABLE))
+        },
+        // two statements: the change judges leases at the instant the summary did (its read_at)
+        change: (tx, {range, bySpan}, reuse) => {
+          const deliver = () => {
+            const target = changeTarget(ctx, plan.locator, names.outbox, bySpan)
+            return k.updateTable(target.table).set(DELIVERABLE).where((eb: any) => eb.and([...target.within(eb), ...where(eb), ...range(eb), notLeased(ctx, slot.read_at)]))
+          }
+          return exec(tx, reuse('deliver', deliver))
+        },
+      }
+  }
+}
+
+/** From the archive, row by row: an id already in the outbox is left in the archive. */
+function replayFromArchive({ctx, table, where}: Resolved, options: BatchOptions, out: ReplayResult): Promise<Progress> {
+  const {db, k, names} = ctx
+  return forEachBatch(ctx, table, where, options, async (tx, rows) => {
     out.matched += rows.length
     const present = new Set((await run(tx, k.selectFrom(names.outbox).select('id').where('id', 'in', rows.map((row) => row.id)))).map((row) => String(row.id)))
     const free = rows.filter((row) => !present.has(String(row.id)))
@@ -237,27 +260,31 @@ export async function replay(db: Db, names: TableNames, options: ReplayOptions):
     tally(out, ctx, free, SAMPLE)
     return changed
   })
-  out.replayed = progress.changed
-  out.batches = progress.batches
-  out.interrupted = Boolean(progress.interrupted)
-  return out
-}
-
-function notLeased(ctx: OpsContext, at?: string) {
-  return sql<SqlBool>`NOT (${leasedNow(ctx, at)} = 1)`
 }
 
 /**
- * PostgreSQL: replayStatement's batch summed up by the database into one row
- * (Dialect.batchSummary); rows read but not changed are the leased ones.
+ * CASE expression: 1 when a relay holds a live lease on the row (database clock), now or at
+ * `at`: the marker of the instant the batch's summary read (its read_at), so that the summary
+ * and the change decide alike.
  */
-function summarisedReplay(ctx: OpsContext, where: Where, position: Where, size: number, wanted: {sample: number; listed: number}) {
+function leasedNow(ctx: OpsContext, at?: BatchSlot<'read_at'>): RawBuilder<number> {
+  const now = at ? sql`${at}` : sql.raw(ctx.db.dialect.render.now)
+  return sql<number>`CASE WHEN lease_owner IS NOT NULL AND lease_until > ${now} THEN 1 ELSE 0 END`
+}
+
+function notLeased(ctx: OpsContext, at?: BatchSlot<'read_at'>) {
+  return sql<SqlBool>`NOT (${leasedNow(ctx, at)} = 1)`
+}
+
+/** A one-statement batch that replays, summed up by the database into one row; rows read but not changed are the leased ones. */
+function summarisedReplay(ctx: OpsContext, plan: OneStatementPlan, where: Where, position: Where, size: number, wanted: {sample: number; listed: number}) {
   const {k, names} = ctx
   const batch = batchRead(ctx, where, position, size)
+  const last = inBatch(plan)
   const changed = k
     .updateTable(names.outbox)
     .set(DELIVERABLE)
-    .where((eb) => eb.and([...where(eb), ...position(eb), ...inBatch(eb), notLeased(ctx)]))
+    .where((eb) => eb.and([...where(eb), ...position(eb), ...last(eb), notLeased(ctx)]))
     .returning(['id', 'event_type', 'created_at'])
-  return summarisedStatement(ctx, batch, sql`changed AS (${changed})`, wanted)
+  return summarisedStatement(ctx, plan, batch, sql`changed AS (${changed})`, wanted)
 }

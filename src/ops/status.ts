@@ -5,7 +5,8 @@
 import {sql, type Expression, type SqlBool} from 'kysely'
 import type {Sql, TableNames} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
-import {databaseNow, fragment, num, opsContext, type OpsContext} from './query.js'
+import {databaseNow, num, opsContext, type OpsContext} from './query.js'
+import {toSql} from './statements.js'
 
 export interface LatencySeconds {
   p50: number | null
@@ -71,11 +72,11 @@ export async function statusStatements(db: Db, names: TableNames, options: Statu
   const ctx = await opsContext(db, names)
   const windowStart = db.dialect.render.timeParam(new Date(now.getTime() - options.windowMs))
   return {
-    pending: fragment(pendingByType(ctx, db.dialect.render.timeParam(now))),
-    failed: fragment(failedByType(ctx)),
-    oldest: fragment(oldestPending(ctx, Boolean(options.byType))),
-    window: fragment(latencyRanks(ctx, windowStart, false)),
-    ...(options.byType && {windowByType: fragment(latencyRanks(ctx, windowStart, true))}),
+    pending: toSql(pendingByType(ctx, db.dialect.render.timeParam(now))),
+    failed: toSql(failedByType(ctx)),
+    oldest: toSql(oldestPending(ctx, Boolean(options.byType))),
+    window: toSql(latencyRanks(ctx, windowStart, false)),
+    ...(options.byType && {windowByType: toSql(latencyRanks(ctx, windowStart, true))}),
   }
 }
 

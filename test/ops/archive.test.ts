@@ -175,7 +175,7 @@ for (const target of matrix) {
     })
 
     // SQLite moves a batch through the rowid span of its rows when the span is tight
-    // (Dialect.rowLocator), else through the created_at index: rows that must stay (pending,
+    // (the batch plan's locator), else through the created_at index: rows that must stay (pending,
     // failed, published recently, created after the cutoff) stored between them stay either way
     for (const [layout, between] of [['side by side', 1], ['far apart', 12]] as const) {
       it(`a batch moves its own rows only, with other rows stored between them (${layout})`, async () => {

@@ -75,7 +75,7 @@ for (const target of matrix) {
         const inBatches = r.steps.filter((s) => s.tx !== undefined)
         const batchIds = [...new Set(inBatches.map((s) => s.tx))]
         expect(batchIds).toHaveLength(3)
-        const relaxed = db.dialect.batches.relaxedBatchCommit
+        const relaxed = db.dialect.batches.plan.relaxedCommit
         if (db.dialect.name !== 'postgres') {
           expect(relaxed).toBeUndefined()
           return
@@ -108,7 +108,7 @@ for (const target of matrix) {
     })
 
     it.skipIf(target.dialect !== 'sqlite')('SQLite: the run checkpoints the WAL less often and puts the setting back, also when a batch fails', async () => {
-      const setting = db.dialect.batches.batchRunSetting!
+      const setting = db.dialect.batches.plan.runSetting!
       const read = async (q: Queryable = db) => Number(Object.values((await q.query(setting.read))[0])[0])
       await db.execute(setting.set(1234))
       try {
@@ -170,7 +170,7 @@ for (const target of matrix) {
     }, 60_000)
 
     it.skipIf(target.dialect !== 'postgres')('the relaxed setting holds for the batch transaction only, and the flush commit waits for the disk', async () => {
-      const relaxed = db.dialect.batches.relaxedBatchCommit!
+      const relaxed = db.dialect.batches.plan.relaxedCommit!
       // as batches pass it: the transaction's first statement, sent with BEGIN
       const inside = await db.transaction(async (tx) => (await tx.query<{s: string}>(sql`SELECT current_setting('synchronous_commit') AS s`))[0].s, {first: relaxed.relax})
       expect(inside).toBe('off')

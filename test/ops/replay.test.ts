@@ -70,7 +70,7 @@ for (const target of matrix) {
     })
 
     // MySQL's UPDATE counts only the rows it changes: a pending row never tried is left as it
-    // is, yet it is replayed like the others, as the dry run says (Dialect.updateCountsChangedRows)
+    // is, yet it is replayed like the others, as the dry run says (the batch plan's updateCounts)
     it('a row that is already deliverable counts as replayed, as in the dry run', async () => {
       await clear(db, names)
       now = await databaseNow(db)
@@ -101,7 +101,7 @@ for (const target of matrix) {
     })
 
     // SQLite changes a batch through the rowid span of its rows when the span is tight
-    // (Dialect.rowLocator), else through the created_at index: rows outside the batch stored
+    // (the batch plan's locator), else through the created_at index: rows outside the batch stored
     // between its rows (after --until, another --type, leased) must be left alone either way
     for (const [layout, between] of [['side by side', 1], ['far apart', 12]] as const) {
       it(`a batch changes its own rows only, with other rows stored between them (${layout})`, async () => {
