@@ -189,6 +189,16 @@ describe('bad input: exit 2, one line on stderr, no stack, no password, nothing 
   })
 })
 
+describe('--help shows typed defaults as written', () => {
+  it('relay: durations, a backoff and numbers', () => {
+    const r = run(['relay', '--help'])
+    expect(r.status, r.stderr).toBe(0)
+    for (const shown of ['--lease=DURATION       [default: 30s]', '--backoff=BASE..CAP    [default: 1s..10m]', '--batch=N              [default: 100]', '--poll=DURATION        [default: 1s]']) {
+      expect(r.stdout).toContain(shown)
+    }
+  })
+})
+
 describe('start-up: what a command does not need, it does not load', () => {
   // Kysely is ESM (seen by the hook's load hook); the drivers are CommonJS (seen in the require cache)
   const HEAVY = ['kysely', 'pg', 'mysql2', 'better-sqlite3', 'amqplib', 'nats', 'redis', '@redis']
