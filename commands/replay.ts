@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 import {idList, timePoint} from '../src/cli/flags.js'
 import {destructiveFlags, OpsCommand, opsFlags} from '../src/cli/ops-command.js'
+import {UsageError} from '../src/core/errors.js'
 import type {ReplayResult, ReplaySelection} from '../src/ops/replay.js'
 
 export default class Replay extends OpsCommand {
@@ -41,6 +42,10 @@ Exit codes: 0 done (leased rows skipped are reported, not an error), 2 bad input
       failedOnly: flags.failed,
       ids: flags.ids && [...flags.ids],
       fromArchive: flags['from-archive'],
+    }
+    // the usage line for the commonest mistake, before the library (and Kysely) is loaded
+    if (flags.since === undefined && flags.ids === undefined && !flags.failed) {
+      throw new UsageError('replay needs --since, --ids or --failed', 'e.g. outbox replay --since 2h, or --failed, or --ids ID,ID')
     }
     const {checkSelection, planReplay, replay} = await import('../src/ops/replay.js')
     checkSelection(selection)
