@@ -62,7 +62,7 @@ function kind<T, S extends object = object>(parse: (text: string, flag: string, 
   return (props: Described & S) => {
     const {default: text, ...rest} = props
     const read = (input: string, flag: {name: string}) => (props.emptyIsUnset && input === '' ? undefined : parse(input, flag.name, props))
-    // typed by FlagOf above: oclif's own overloads cannot follow a generic T
+    // typed by Kind above: oclif's own overloads cannot follow a generic T
     const definition = Flags.custom<unknown>({parse: async (input, _context, flag) => read(input, flag)})
     if (text === undefined) return definition(rest) as never
     // oclif hands a default over unparsed: it is read here, and help shows it as written
