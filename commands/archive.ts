@@ -1,9 +1,8 @@
 import {existsSync, statSync} from 'node:fs'
 import {Flags} from '@oclif/core'
+import {duration, timePoint} from '../src/cli/flags.js'
 import {destructiveFlags, OpsCommand, opsFlags} from '../src/cli/ops-command.js'
-import {positiveInt} from '../src/cli/sql-command.js'
 import type {ArchiveOptions, ArchiveResult} from '../src/ops/archive.js'
-import {parseDuration, parseTimePoint} from '../src/core/time.js'
 
 export default class Archive extends OpsCommand {
   static override summary = 'Move published events created before a cutoff to the archive table (or delete them)'
@@ -19,21 +18,20 @@ Exit codes: 0 done, 2 bad input (nothing changed), an unreachable database, a mi
   static override flags = {
     ...opsFlags,
     ...destructiveFlags,
-    before: Flags.string({description: 'created_at before this time (exclusive): ISO-8601 or a duration meaning ago (30d)', required: true, helpValue: 'TIME'}),
-    'min-published-age': Flags.string({description: 'and published at least this long ago', default: '24h', helpValue: 'DURATION'}),
+    before: timePoint({description: 'created_at before this time (exclusive): ISO-8601 or a duration meaning ago (30d)', required: true, helpValue: 'TIME'}),
+    'min-published-age': duration({description: 'and published at least this long ago', default: '24h', helpValue: 'DURATION', allowZero: true}),
     delete: Flags.boolean({description: 'delete instead of moving to the archive table'}),
     'to-file': Flags.string({description: 'also append the rows to this JSON Lines file', helpValue: 'FILE'}),
   }
 
   async run(): Promise<ArchiveResult> {
     const {flags} = await this.parse(Archive)
-    parseTimePoint(flags.before, 'before') // validate before connecting; evaluated on the database clock
     const options: ArchiveOptions = {
-      before: flags.before,
-      minPublishedAgeMs: parseDuration(flags['min-published-age'], 'min-published-age', {allowZero: true}),
+      before: flags.before, // a duration stays text: read on the database clock
+      minPublishedAgeMs: flags['min-published-age'],
       delete: flags.delete,
       toFile: flags['to-file'],
-      batch: positiveInt(flags.batch, 'batch', 10_000),
+      batch: flags.batch,
     }
     const {archive, planArchive, checkExportPath} = await import('../src/ops/archive.js')
     if (options.toFile) checkExportPath(options.toFile)

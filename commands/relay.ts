@@ -1,11 +1,9 @@
 import {Flags} from '@oclif/core'
 import {OutboxCommand} from '../src/cli/base.js'
-import {connectionFlags, tableFlags, tableNamesFrom} from '../src/cli/flags.js'
-import {parseBackoff, publisherOptions} from '../src/cli/relay-flags.js'
-import {nonNegativeInt, positiveInt} from '../src/cli/sql-command.js'
+import {backoff, connectionFlags, duration, nonNegativeInt, positiveInt, tableFlags, tableNamesFrom} from '../src/cli/flags.js'
+import {publisherOptions} from '../src/cli/relay/publisher-options.js'
 import {resolveConnection} from '../src/config.js'
 import {UsageError} from '../src/core/errors.js'
-import {parseDuration} from '../src/core/time.js'
 
 export default class RelayCommand extends OutboxCommand {
   static override summary = 'Run the relay: claim events, publish them to a broker, mark them, back off and fail after a threshold'
@@ -27,19 +25,19 @@ export default class RelayCommand extends OutboxCommand {
     ...tableFlags,
     publisher: Flags.string({description: 'where events go', options: ['stdout', 'http', 'amqp', 'nats', 'redis'], required: true}),
     target: Flags.string({description: 'http(s) URL to POST to, or the broker URL (amqp://, nats://, redis://); default $OUTBOX_TARGET', helpValue: 'URL'}),
-    batch: Flags.string({description: 'events per claim', default: '100', helpValue: 'N'}),
-    lease: Flags.string({description: 'lease per batch; a batch not settled within it may be taken over', default: '30s', helpValue: 'DURATION'}),
-    'max-attempts': Flags.string({description: 'an event is failed when its attempts reach this', default: '10', helpValue: 'N'}),
-    backoff: Flags.string({description: 'retry delay BASE..CAP, exponential with jitter', default: '1s..10m', helpValue: 'BASE..CAP'}),
-    concurrency: Flags.string({description: 'batches in flight in this process', default: '1', helpValue: 'N'}),
+    batch: positiveInt({description: 'events per claim', default: '100', helpValue: 'N', max: 10_000}),
+    lease: duration({description: 'lease per batch; a batch not settled within it may be taken over', default: '30s', helpValue: 'DURATION'}),
+    'max-attempts': positiveInt({description: 'an event is failed when its attempts reach this', default: '10', helpValue: 'N', max: 1000}),
+    backoff: backoff({description: 'retry delay BASE..CAP, exponential with jitter', default: '1s..10m', helpValue: 'BASE..CAP'}),
+    concurrency: positiveInt({description: 'batches in flight in this process', default: '1', helpValue: 'N', max: 64}),
     ordering: Flags.string({description: 'aggregate: never deliver an event before the older events of its aggregate', options: ['none', 'aggregate'], default: 'none'}),
-    poll: Flags.string({description: 'how often an idle relay looks for new events', default: '1s', helpValue: 'DURATION'}),
+    poll: duration({description: 'how often an idle relay looks for new events', default: '1s', helpValue: 'DURATION'}),
     listen: Flags.boolean({description: 'PostgreSQL: also wake on the producer NOTIFY (polling stays the source of truth)', default: true, allowNo: true}),
     once: Flags.boolean({description: 'drain what is deliverable now, then exit (0: nothing left retrying or failed, 1: some are)'}),
     owner: Flags.string({description: 'lease owner written to lease_owner (default host:pid:random)'}),
     'log-format': Flags.string({description: 'log lines on stderr', options: ['text', 'json'], default: 'text'}),
     quiet: Flags.boolean({description: 'log warnings and errors only, not one line per batch'}),
-    'metrics-port': Flags.string({description: 'serve Prometheus metrics on http://HOST:PORT/metrics (0: any free port)', helpValue: 'PORT'}),
+    'metrics-port': nonNegativeInt({description: 'serve Prometheus metrics on http://HOST:PORT/metrics (0: any free port)', helpValue: 'PORT', max: 65_535}),
     'metrics-host': Flags.string({description: 'address the metrics server binds', default: '127.0.0.1', helpValue: 'HOST'}),
     exchange: Flags.string({description: 'amqp: topic exchange (default outbox); the routing key is the event type', helpGroup: 'PUBLISHER'}),
     'subject-prefix': Flags.string({description: 'nats: subject = prefix + event type', helpGroup: 'PUBLISHER'}),
@@ -47,8 +45,13 @@ export default class RelayCommand extends OutboxCommand {
     cloudevents: Flags.string({description: 'http: CloudEvents mode', options: ['structured', 'binary'], default: 'structured', helpGroup: 'PUBLISHER'}),
     source: Flags.string({description: 'http: CloudEvents source attribute (default outbox)', helpGroup: 'PUBLISHER'}),
     header: Flags.string({description: 'http: extra request header "Name: value" (repeatable; never logged)', multiple: true, helpGroup: 'PUBLISHER'}),
-    'http-concurrency': Flags.string({description: 'http: requests in flight per batch (default 16)', helpGroup: 'PUBLISHER'}),
-    'publish-timeout': Flags.string({description: 'per request / broker acknowledgement (default 10s http and amqp, 5s nats and redis)', helpGroup: 'PUBLISHER', helpValue: 'DURATION'}),
+    'http-concurrency': positiveInt({description: 'http: requests in flight per batch (default 16)', helpGroup: 'PUBLISHER', max: 10_000, emptyIsUnset: true}),
+    'publish-timeout': duration({
+      description: 'per request / broker acknowledgement (default 10s http and amqp, 5s nats and redis)',
+      helpGroup: 'PUBLISHER',
+      helpValue: 'DURATION',
+      emptyIsUnset: true,
+    }),
   }
 
   async run() {
@@ -57,15 +60,14 @@ export default class RelayCommand extends OutboxCommand {
     this.secretUrl = settings.url
     if (flags.publisher === 'stdout' && this.jsonEnabled()) throw new UsageError('--json and --publisher stdout both write to stdout', 'Drop --json, or publish elsewhere')
     const publisher = publisherOptions(flags)
-    const metricsPort = flags['metrics-port'] === undefined ? undefined : nonNegativeInt(flags['metrics-port'], 'metrics-port', 65_535)
     const relay = {
-      batch: positiveInt(flags.batch, 'batch', 10_000),
-      leaseMs: parseDuration(flags.lease, 'lease'),
-      maxAttempts: positiveInt(flags['max-attempts'], 'max-attempts', 1000),
-      backoff: parseBackoff(flags.backoff),
-      concurrency: positiveInt(flags.concurrency, 'concurrency', 64),
+      batch: flags.batch,
+      leaseMs: flags.lease,
+      maxAttempts: flags['max-attempts'],
+      backoff: flags.backoff,
+      concurrency: flags.concurrency,
       ordering: flags.ordering as 'none' | 'aggregate',
-      pollMs: parseDuration(flags.poll, 'poll'),
+      pollMs: flags.poll,
       listen: flags.listen,
       owner: flags.owner,
     }
@@ -80,7 +82,7 @@ export default class RelayCommand extends OutboxCommand {
       once: flags.once,
       logFormat: flags['log-format'] as 'text' | 'json',
       quiet: flags.quiet,
-      metricsPort,
+      metricsPort: flags['metrics-port'],
       metricsHost: flags['metrics-host'],
     })
     if (result.exitCode !== 0) {

@@ -1,10 +1,8 @@
 import {Flags} from '@oclif/core'
+import {idList, timePoint} from '../src/cli/flags.js'
 import {destructiveFlags, OpsCommand, opsFlags} from '../src/cli/ops-command.js'
-import {positiveInt} from '../src/cli/sql-command.js'
 import {UsageError} from '../src/core/errors.js'
-import {checkSelection, type ReplayResult, type ReplaySelection} from '../src/ops/replay.js'
-import {parseTimePoint} from '../src/core/time.js'
-import {cell} from '../src/render/events.js'
+import type {ReplayResult, ReplaySelection} from '../src/ops/replay.js'
 
 export default class Replay extends OpsCommand {
   static override summary = 'Make events deliverable again (a created_at range, failed events, or ids), keeping their ids'
@@ -22,21 +20,19 @@ Exit codes: 0 done (leased rows skipped are reported, not an error), 2 bad input
   static override flags = {
     ...opsFlags,
     ...destructiveFlags,
-    since: Flags.string({description: 'created_at at or after (inclusive); required unless --ids or --failed', helpValue: 'TIME'}),
-    until: Flags.string({description: 'created_at before (exclusive)', helpValue: 'TIME'}),
+    since: timePoint({description: 'created_at at or after (inclusive); required unless --ids or --failed', helpValue: 'TIME'}),
+    until: timePoint({description: 'created_at before (exclusive)', helpValue: 'TIME'}),
     type: Flags.string({description: 'only this event_type (repeatable)', multiple: true, helpValue: 'TYPE'}),
     aggregate: Flags.string({description: 'only this aggregate_id', helpValue: 'ID'}),
     'aggregate-type': Flags.string({description: 'only this aggregate_type', helpValue: 'TYPE'}),
     failed: Flags.boolean({description: 'only failed events'}),
-    ids: Flags.string({description: 'only these event ids (comma-separated)', helpValue: 'ID,ID'}),
+    ids: idList({description: 'only these event ids (comma-separated)', helpValue: 'ID,ID'}),
     'from-archive': Flags.boolean({description: 'move the matching events back from the archive table'}),
   }
 
   async run(): Promise<ReplayResult> {
+    // the flags are parsed and checked before anything connects: bad input changes nothing
     const {flags} = await this.parse(Replay)
-    // parse everything before connecting: bad input changes nothing
-    if (flags.since !== undefined) parseTimePoint(flags.since, 'since')
-    if (flags.until !== undefined) parseTimePoint(flags.until, 'until')
     const selection: ReplaySelection = {
       since: flags.since,
       until: flags.until,
@@ -44,28 +40,30 @@ Exit codes: 0 done (leased rows skipped are reported, not an error), 2 bad input
       aggregateId: flags.aggregate,
       aggregateType: flags['aggregate-type'],
       failedOnly: flags.failed,
-      ids: flags.ids === undefined ? undefined : flags.ids.split(',').map((s) => s.trim()).filter(Boolean),
+      ids: flags.ids && [...flags.ids],
       fromArchive: flags['from-archive'],
     }
-    if (selection.ids?.length === 0) throw new UsageError('--ids is empty', 'Give comma-separated event ids')
+    // the usage line for the commonest mistake, before the library (and Kysely) is loaded
+    if (flags.since === undefined && flags.ids === undefined && !flags.failed) {
+      throw new UsageError('replay needs --since, --ids or --failed', 'e.g. outbox replay --since 2h, or --failed, or --ids ID,ID')
+    }
+    const {checkSelection, planReplay, replay} = await import('../src/ops/replay.js')
     checkSelection(selection)
-    const batch = positiveInt(flags.batch, 'batch', 10_000)
     this.requireYesWithoutTty(flags, 'replay')
     const settings = this.connection(flags)
-    const {planReplay, replay} = await import('../src/ops/replay.js')
-    const {renderReplay} = await import('../src/render/batch-result.js')
+    const [{renderReplay}, {cell}] = await Promise.all([import('../src/render/batch-result.js'), import('../src/render/events.js')])
 
     const result = await this.withDb(settings, (db) =>
       this.planConfirmRun(flags, {
         plan: () => planReplay(db, settings.tables, selection),
         count: (plan) => plan.replayed,
         announce: (plan) =>
-          `replay: ${plan.replayed} event(s) to make deliverable again (${perType(plan.byType)})${plan.skippedLeased ? `, ${plan.skippedLeased} leased (skipped)` : ''}${plan.alreadyInOutbox ? `, ${plan.alreadyInOutbox} already in the outbox (left in the archive)` : ''}`,
+          `replay: ${plan.replayed} event(s) to make deliverable again (${perType(plan.byType, cell)})${plan.skippedLeased ? `, ${plan.skippedLeased} leased (skipped)` : ''}${plan.alreadyInOutbox ? `, ${plan.alreadyInOutbox} already in the outbox (left in the archive)` : ''}`,
         question: (plan) => `Replay ${plan.replayed} event(s)?`,
         progressVerb: 'replayed',
         // the range as planned: a relative --since must not move between the count and the run
         run: (plan, onProgress, signal) =>
-          replay(db, settings.tables, {...selection, since: plan.since ?? undefined, until: plan.until ?? undefined, batch, onProgress, signal}),
+          replay(db, settings.tables, {...selection, since: plan.since ?? undefined, until: plan.until ?? undefined, batch: flags.batch, onProgress, signal}),
       }),
     )
     if (!this.jsonEnabled()) process.stdout.write(await renderReplay(result))
@@ -73,7 +71,7 @@ Exit codes: 0 done (leased rows skipped are reported, not an error), 2 bad input
   }
 }
 
-function perType(byType: Record<string, number>): string {
+function perType(byType: Record<string, number>, cell: (text: string, width: number) => string): string {
   return Object.entries(byType)
     .map(([t, n]) => `${cell(t, 40)} ${n}`)
     .join(', ')

@@ -1,10 +1,9 @@
 import {Flags} from '@oclif/core'
+import {duration, nonNegativeInt} from '../src/cli/flags.js'
 import {OpsCommand, opsFlags} from '../src/cli/ops-command.js'
-import {nonNegativeInt} from '../src/cli/sql-command.js'
 import {UsageError} from '../src/core/errors.js'
 import {checkThresholds, type Breach, type Thresholds} from '../src/ops/thresholds.js'
 import type {StatusReport} from '../src/ops/status.js'
-import {parseDuration} from '../src/core/time.js'
 
 export default class Status extends OpsCommand {
   static override summary = 'Show the backlog, failures and end-to-end latency; exit 1 when a threshold is breached'
@@ -33,14 +32,14 @@ Exit codes: 0 all within limits, 1 a threshold breached, 2 bad input, an unreach
   ]
   static override flags = {
     ...opsFlags,
-    window: Flags.string({description: 'window for published, latency and throughput', default: '1h', helpValue: 'DURATION'}),
+    window: duration({description: 'window for published, latency and throughput', default: '1h', helpValue: 'DURATION'}),
     by: Flags.string({description: 'break every figure down per event_type', options: ['type']}),
     format: Flags.string({description: 'output format (--json for JSON)', options: ['table', 'prometheus'], default: 'table'}),
-    'max-pending': Flags.string({description: 'breach when pending exceeds N', helpValue: 'N', helpGroup: 'THRESHOLD'}),
-    'max-age': Flags.string({description: 'breach when the oldest pending event is older than this', helpValue: 'DURATION', helpGroup: 'THRESHOLD'}),
-    'max-failed': Flags.string({description: 'breach when failed exceeds N (0: any failed event)', helpValue: 'N', helpGroup: 'THRESHOLD'}),
-    'max-latency-p99': Flags.string({description: 'breach when the window p99 latency exceeds this', helpValue: 'DURATION', helpGroup: 'THRESHOLD'}),
-    watch: Flags.string({description: 'redraw every interval on a terminal until Ctrl-C', helpValue: 'DURATION'}),
+    'max-pending': nonNegativeInt({description: 'breach when pending exceeds N', helpValue: 'N', helpGroup: 'THRESHOLD', max: 1e12}),
+    'max-age': duration({description: 'breach when the oldest pending event is older than this', helpValue: 'DURATION', helpGroup: 'THRESHOLD', allowZero: true}),
+    'max-failed': nonNegativeInt({description: 'breach when failed exceeds N (0: any failed event)', helpValue: 'N', helpGroup: 'THRESHOLD', max: 1e12}),
+    'max-latency-p99': duration({description: 'breach when the window p99 latency exceeds this', helpValue: 'DURATION', helpGroup: 'THRESHOLD', allowZero: true}),
+    watch: duration({description: 'redraw every interval on a terminal until Ctrl-C', helpValue: 'DURATION'}),
   }
 
   protected override defaultTimeout(): number | undefined {
@@ -49,23 +48,23 @@ Exit codes: 0 all within limits, 1 a threshold breached, 2 bad input, an unreach
   }
 
   async run(): Promise<StatusReport & {breaches: Breach[]}> {
-    const {flags} = await this.parse(Status)
-    const windowMs = parseDuration(flags.window, 'window')
+    const {flags, raw} = await this.parse(Status)
     const thresholds: Thresholds = {
-      maxPending: flags['max-pending'] === undefined ? undefined : nonNegativeInt(flags['max-pending'], 'max-pending', 1e12),
-      maxAge: flags['max-age'] === undefined ? undefined : parseDuration(flags['max-age'], 'max-age', {allowZero: true}) / 1000,
-      maxFailed: flags['max-failed'] === undefined ? undefined : nonNegativeInt(flags['max-failed'], 'max-failed', 1e12),
-      maxLatencyP99: flags['max-latency-p99'] === undefined ? undefined : parseDuration(flags['max-latency-p99'], 'max-latency-p99', {allowZero: true}) / 1000,
+      maxPending: flags['max-pending'],
+      maxAge: seconds(flags['max-age']),
+      maxFailed: flags['max-failed'],
+      maxLatencyP99: seconds(flags['max-latency-p99']),
     }
     const prometheus = flags.format === 'prometheus'
     if (prometheus && this.jsonEnabled()) throw new UsageError('--json and --format prometheus are two formats', 'Pick one')
-    const watchMs = flags.watch === undefined ? undefined : parseDuration(flags.watch, 'watch')
+    const watchMs = flags.watch
     if (watchMs !== undefined && (!process.stdout.isTTY || this.jsonEnabled() || prometheus)) {
       throw new UsageError('--watch redraws a terminal', 'Run status without --watch from scripts and cron (use --json or --format prometheus)')
     }
     const settings = this.connection(flags)
     const {readStatus} = await import('../src/ops/status.js')
-    const options = {windowMs, byType: flags.by === 'type'}
+    const options = {windowMs: flags.window, byType: flags.by === 'type'}
+    const every = raw.find((token) => token.type === 'flag' && token.flag === 'watch')?.input // as the user wrote it
 
     return this.withDb(settings, async (db) => {
       for (;;) {
@@ -73,7 +72,7 @@ Exit codes: 0 all within limits, 1 a threshold breached, 2 bad input, an unreach
         const breaches = checkThresholds(report, thresholds)
         if (watchMs === undefined) return this.finish(report, breaches, prometheus)
         const {renderStatus} = await import('../src/render/status.js')
-        process.stdout.write(`\x1b[2J\x1b[H${await renderStatus(report, breaches)}(every ${flags.watch}; Ctrl-C to stop)\n`)
+        process.stdout.write(`\x1b[2J\x1b[H${await renderStatus(report, breaches)}(every ${every}; Ctrl-C to stop)\n`)
         await new Promise((resolve) => setTimeout(resolve, watchMs))
       }
     }, {readOnly: true})
@@ -92,4 +91,8 @@ Exit codes: 0 all within limits, 1 a threshold breached, 2 bad input, an unreach
     if (breaches.length > 0) process.exitCode = 1
     return {...report, breaches}
   }
+}
+
+function seconds(ms: number | undefined): number | undefined {
+  return ms === undefined ? undefined : ms / 1000
 }

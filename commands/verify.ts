@@ -1,11 +1,9 @@
 import {Flags} from '@oclif/core'
 import {hasTimedOut, OutboxCommand} from '../src/cli/base.js'
 import {SIGNAL_EXIT, stopOnSignal} from '../src/cli/signals.js'
-import {connectionFlags} from '../src/cli/flags.js'
-import {positiveInt} from '../src/cli/sql-command.js'
+import {connectionFlags, positiveInt} from '../src/cli/flags.js'
 import {dialectOfUrl, resolveConnection} from '../src/config.js'
 import {EXIT} from '../src/core/errors.js'
-import {Interrupted} from '../src/verify/context.js'
 import type {CheckResult} from '../src/verify/types.js'
 
 export default class Verify extends OutboxCommand {
@@ -24,18 +22,17 @@ Exit 1 when a check fails, 2 for bad input, an unreachable database or --timeout
   static override flags = {
     ...connectionFlags,
     schema: Flags.string({description: 'PostgreSQL schema for the scratch table (default: the search_path)', helpValue: 'NAME'}),
-    claimers: Flags.string({description: 'concurrent claimers, each on its own connection', default: '4'}),
-    events: Flags.string({description: 'events the claimers share', default: '1000'}),
+    claimers: positiveInt({description: 'concurrent claimers, each on its own connection', default: '4', max: 64}),
+    events: positiveInt({description: 'events the claimers share', default: '1000', max: 100_000}),
   }
 
   async run(): Promise<CheckResult[]> {
     const {flags} = await this.parse(Verify)
-    const claimers = positiveInt(flags.claimers, 'claimers', 64)
-    const events = positiveInt(flags.events, 'events', 100_000)
+    const {claimers, events} = flags
     const {url} = resolveConnection({url: flags.url, config: flags.config, schema: flags.schema})
     this.secretUrl = url
     await dialectOfUrl(url).driver.requireExisting?.(url)
-    const {verify} = await import('../src/verify/run.js')
+    const [{verify}, {Interrupted}] = await Promise.all([import('../src/verify/run.js'), import('../src/verify/context.js')])
     const {progressLine, renderVerifyTable} = await import('../src/render/verify.js')
     const progress = progressLine()
     const stop = stopOnSignal({

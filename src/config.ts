@@ -1,4 +1,5 @@
-// Settings from flags, then environment, then an optional outbox.config.json: URL, tables.
+// Settings from options (the CLI's flags), then environment, then an optional outbox.config.json:
+// URL, tables. Errors name the options `url` and `config`; the CLI spells them as its flags.
 import {existsSync, readFileSync} from 'node:fs'
 import {resolve} from 'node:path'
 import type {Dialect, TableNames} from '../dialects/index.js'
@@ -13,7 +14,7 @@ export interface ConfigFile extends TableFlags {
   url?: string
 }
 
-/** `--config FILE`, else OUTBOX_CONFIG, else ./outbox.config.json when it exists. */
+/** `path` (the CLI's --config), else OUTBOX_CONFIG, else ./outbox.config.json when it exists. */
 export function loadConfigFile(path?: string, env = process.env): ConfigFile {
   const file = path ?? env.OUTBOX_CONFIG ?? (existsSync('outbox.config.json') ? 'outbox.config.json' : undefined)
   if (!file) return {}
@@ -21,7 +22,7 @@ export function loadConfigFile(path?: string, env = process.env): ConfigFile {
   try {
     text = readFileSync(resolve(file), 'utf8')
   } catch {
-    throw new UsageError(`cannot read config file ${file}`, 'Check the path given by --config or OUTBOX_CONFIG')
+    throw new UsageError(`cannot read config file ${file}`, (o) => `Check the path given by ${o('config')} or OUTBOX_CONFIG`)
   }
   try {
     const parsed = JSON.parse(text) as unknown
@@ -32,11 +33,11 @@ export function loadConfigFile(path?: string, env = process.env): ConfigFile {
   }
 }
 
-/** `--url`, else OUTBOX_DATABASE_URL, else DATABASE_URL, else the config file's url. */
-export function resolveUrl(flag: string | undefined, env = process.env, file: ConfigFile = {}): string {
-  const url = flag ?? env.OUTBOX_DATABASE_URL ?? env.DATABASE_URL ?? file.url
+/** `url` (the CLI's --url), else OUTBOX_DATABASE_URL, else DATABASE_URL, else the config file's url. */
+export function resolveUrl(given: string | undefined, env = process.env, file: ConfigFile = {}): string {
+  const url = given ?? env.OUTBOX_DATABASE_URL ?? env.DATABASE_URL ?? file.url
   if (url === undefined || url.trim() === '') {
-    throw new UsageError('no database URL', 'Pass --url or set OUTBOX_DATABASE_URL (postgres://, mysql://, mariadb:// or sqlite:PATH)')
+    throw new UsageError('no database URL', (o) => `Pass ${o('url')} or set OUTBOX_DATABASE_URL (postgres://, mysql://, mariadb:// or sqlite:PATH)`)
   }
   return url.trim()
 }
@@ -65,16 +66,16 @@ export interface ConnectionSettings {
 }
 
 /** Everything a connecting command needs, validated before any driver is loaded. */
-export function resolveConnection(flags: TableFlags & {url?: string; config?: string}, env = process.env): ConnectionSettings {
-  const file = loadConfigFile(flags.config, env)
-  const url = resolveUrl(flags.url, env, file)
+export function resolveConnection(options: TableFlags & {url?: string; config?: string}, env = process.env): ConnectionSettings {
+  const file = loadConfigFile(options.config, env)
+  const url = resolveUrl(options.url, env, file)
   const dialect = dialectOfUrl(url)
   const tables = resolveTables(
     {
-      schema: flags.schema ?? file.schema,
-      table: flags.table ?? file.table,
-      inboxTable: flags.inboxTable ?? file.inboxTable,
-      archiveTable: flags.archiveTable ?? file.archiveTable,
+      schema: options.schema ?? file.schema,
+      table: options.table ?? file.table,
+      inboxTable: options.inboxTable ?? file.inboxTable,
+      archiveTable: options.archiveTable ?? file.archiveTable,
     },
     dialect,
   )

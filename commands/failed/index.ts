@@ -1,8 +1,7 @@
 import {Flags} from '@oclif/core'
+import {positiveInt, timePoint} from '../../src/cli/flags.js'
 import {OpsCommand, opsFlags} from '../../src/cli/ops-command.js'
-import {positiveInt} from '../../src/cli/sql-command.js'
 import type {FailedList} from '../../src/ops/failed.js'
-import {parseTimePoint} from '../../src/core/time.js'
 
 export default class Failed extends OpsCommand {
   static override summary = 'List failed events (exhausted their attempts) with their last error'
@@ -18,17 +17,18 @@ Exit codes: 0 listed (also when none match), 2 bad input, an unreachable databas
   static override flags = {
     ...opsFlags,
     type: Flags.string({description: 'only this event_type (repeatable)', multiple: true, helpValue: 'TYPE'}),
-    since: Flags.string({description: 'failed at or after this time (inclusive): ISO-8601 with Z or an offset, a bare date (UTC midnight), or a duration meaning ago on the database clock (2h, 7d)', helpValue: 'TIME'}),
-    limit: Flags.string({description: 'list at most N events (1-100000)', default: '50', helpValue: 'N'}),
+    since: timePoint({
+      description: 'failed at or after this time (inclusive): ISO-8601 with Z or an offset, a bare date (UTC midnight), or a duration meaning ago on the database clock (2h, 7d)',
+      helpValue: 'TIME',
+    }),
+    limit: positiveInt({description: 'list at most N events (1-100000)', default: '50', helpValue: 'N', max: 100_000}),
   }
 
   async run(): Promise<FailedList> {
     const {flags} = await this.parse(Failed)
-    const limit = positiveInt(flags.limit, 'limit', 100_000)
-    if (flags.since !== undefined) parseTimePoint(flags.since, 'since') // refused before connecting; "2h" is read on the database clock
     const settings = this.connection(flags)
     const {listFailed} = await import('../../src/ops/failed.js')
-    const list = await this.withDb(settings, (db) => listFailed(db, settings.tables, {types: flags.type, since: flags.since, limit}), {readOnly: true})
+    const list = await this.withDb(settings, (db) => listFailed(db, settings.tables, {types: flags.type, since: flags.since, limit: flags.limit}), {readOnly: true})
     if (!this.jsonEnabled()) {
       const {renderFailedList} = await import('../../src/render/events.js')
       process.stdout.write(await renderFailedList(list, Boolean(flags.type?.length) || flags.since !== undefined))

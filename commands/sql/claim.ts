@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
-import {positiveInt, SqlCommand, sqlFlags} from '../../src/cli/sql-command.js'
+import {duration, positiveInt} from '../../src/cli/flags.js'
+import {SqlCommand, sqlFlags} from '../../src/cli/sql-command.js'
 import {claimSql} from '../../src/relay/sql-text.js'
-import {parseDuration} from '../../src/core/time.js'
 import {defaultOwner} from '../../src/relay/owner.js'
 
 export default class SqlClaim extends SqlCommand {
@@ -15,8 +15,8 @@ export default class SqlClaim extends SqlCommand {
   ]
   static override flags = {
     ...sqlFlags,
-    batch: Flags.string({description: 'rows per claim', default: '100'}),
-    lease: Flags.string({description: 'lease length (e.g. 30s, 2m)', default: '30s'}),
+    batch: positiveInt({description: 'rows per claim', default: '100', max: 100_000}),
+    lease: duration({description: 'lease length (e.g. 30s, 2m)', default: '30s'}),
     owner: Flags.string({description: 'lease owner written to lease_owner (default host:pid)'}),
     ordering: Flags.string({description: 'aggregate: never claim past an older unpublished event of the same aggregate', options: ['none', 'aggregate'], default: 'none'}),
   }
@@ -25,8 +25,8 @@ export default class SqlClaim extends SqlCommand {
     const {flags} = await this.parse(SqlClaim)
     const {dialect, names} = this.target(flags)
     const options = {
-      batch: positiveInt(flags.batch, 'batch', 100_000),
-      leaseMs: parseDuration(flags.lease, 'lease'),
+      batch: flags.batch,
+      leaseMs: flags.lease,
       owner: flags.owner ?? defaultOwner(),
       ordering: flags.ordering as 'none' | 'aggregate',
     }

@@ -1,5 +1,4 @@
-import {Flags} from '@oclif/core'
-import {idsFrom, SqlCommand, sqlFlags} from '../../src/cli/sql-command.js'
+import {idsFlag, idsOrExamples, SqlCommand, sqlFlags} from '../../src/cli/sql-command.js'
 import {markPublishedSql} from '../../src/relay/sql-text.js'
 
 export default class SqlMarkPublished extends SqlCommand {
@@ -10,12 +9,12 @@ export default class SqlMarkPublished extends SqlCommand {
   ]
   static override flags = {
     ...sqlFlags,
-    ids: Flags.string({description: 'comma-separated event ids (default: two example ids)'}),
+    ids: idsFlag,
   }
 
   async run() {
     const {flags} = await this.parse(SqlMarkPublished)
     const {dialect, names} = this.target(flags)
-    return this.emit(dialect, markPublishedSql(dialect, names, idsFrom(flags.ids), flags.params ? 'params' : 'inline'))
+    return this.emit(dialect, markPublishedSql(dialect, names, idsOrExamples(flags.ids), flags.params ? 'params' : 'inline'))
   }
 }

@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {idsFrom, leaseOwner, SqlCommand, sqlFlags} from '../../src/cli/sql-command.js'
+import {idsFlag, idsOrExamples, leaseOwner, SqlCommand, sqlFlags} from '../../src/cli/sql-command.js'
 import {releaseSql} from '../../src/relay/sql-text.js'
 
 export default class SqlRelease extends SqlCommand {
@@ -7,13 +7,13 @@ export default class SqlRelease extends SqlCommand {
   static override examples = ['<%= config.bin %> sql release --dialect postgres --owner relay-1 --ids 0190c3c2-6c1a-7b9e-8d2f-3a4b5c6d7e8f']
   static override flags = {
     ...sqlFlags,
-    ids: Flags.string({description: 'comma-separated event ids (default: two example ids)'}),
+    ids: idsFlag,
     owner: Flags.string({description: 'the lease_owner the claim wrote (required unless --params): only its leases are given back'}),
   }
 
   async run() {
     const {flags} = await this.parse(SqlRelease)
     const {dialect, names} = this.target(flags)
-    return this.emit(dialect, releaseSql(dialect, names, idsFrom(flags.ids), leaseOwner(flags.owner, flags.params), flags.params ? 'params' : 'inline'))
+    return this.emit(dialect, releaseSql(dialect, names, idsOrExamples(flags.ids), leaseOwner(flags.owner, flags.params), flags.params ? 'params' : 'inline'))
   }
 }

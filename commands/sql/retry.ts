@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
-import {checkId, leaseOwner, nonNegativeInt, SqlCommand, sqlFlags} from '../../src/cli/sql-command.js'
+import {duration, eventId, nonNegativeInt} from '../../src/cli/flags.js'
+import {leaseOwner, SqlCommand, sqlFlags} from '../../src/cli/sql-command.js'
 import {retrySql} from '../../src/relay/sql-text.js'
-import {parseDuration} from '../../src/core/time.js'
 
 export default class SqlRetry extends SqlCommand {
   static override summary = "Print the relay's retry statement: release with backoff, or fail after max attempts"
@@ -12,21 +12,21 @@ export default class SqlRetry extends SqlCommand {
   ]
   static override flags = {
     ...sqlFlags,
-    id: Flags.string({description: 'event id', default: '00000000-0000-0000-0000-000000000001'}),
+    id: eventId({description: 'event id', default: '00000000-0000-0000-0000-000000000001'}),
     owner: Flags.string({description: 'the lease_owner the claim wrote (required unless --params): only its lease is changed'}),
-    delay: Flags.string({description: 'backoff until the next attempt', default: '1s'}),
+    delay: duration({description: 'backoff until the next attempt', default: '1s', allowZero: true}),
     error: Flags.string({description: 'error text to record', default: 'publish failed'}),
-    'max-attempts': Flags.string({description: 'attempts after which the event is failed (0 = fail now)', default: '10'}),
+    'max-attempts': nonNegativeInt({description: 'attempts after which the event is failed (0 = fail now)', default: '10', max: 1_000_000}),
   }
 
   async run() {
     const {flags} = await this.parse(SqlRetry)
     const {dialect, names} = this.target(flags)
     const input = {
-      id: checkId(flags.id, 'id'),
-      delayMs: parseDuration(flags.delay, 'delay', {allowZero: true}),
+      id: flags.id,
+      delayMs: flags.delay,
       error: flags.error,
-      maxAttempts: nonNegativeInt(flags['max-attempts'], 'max-attempts'),
+      maxAttempts: flags['max-attempts'],
       owner: leaseOwner(flags.owner, flags.params),
     }
     return this.emit(dialect, retrySql(dialect, names, input, flags.params ? 'params' : 'inline'))

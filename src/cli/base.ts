@@ -1,9 +1,11 @@
 // The base every command extends: one-line errors with the right exit code, never a stack,
 // and a global --timeout so no one-shot command can hang a CI job forever.
-import {Command, Flags} from '@oclif/core'
+import {Command} from '@oclif/core'
 import {redactSecrets} from '../core/redact.js'
 import {EXIT, OutboxError} from '../core/errors.js'
 import {formatAge, parseDuration} from '../core/time.js'
+import {duration} from './flags.js'
+import {asFlag} from './option-flags.js'
 
 let timedOut = false
 
@@ -20,7 +22,7 @@ interface OclifError {
 
 export abstract class OutboxCommand extends Command {
   static override baseFlags = {
-    timeout: Flags.string({
+    timeout: duration({
       description: 'give up after this long with exit 2 (default 10m for one-shot commands; none for relay and chaos unless given)',
       helpGroup: 'GLOBAL',
       helpValue: 'DURATION',
@@ -73,7 +75,8 @@ export abstract class OutboxCommand extends Command {
   }
 
   private describe(error: unknown): {line: string; exitCode: number} {
-    if (error instanceof OutboxError) return {line: error.line(), exitCode: error.exitCode}
+    // library errors name options (minPublishedAgeMs): here they are spelled as flags
+    if (error instanceof OutboxError) return {line: error.line(asFlag), exitCode: error.exitCode}
     const e = error as OclifError
     const first = String(e?.message ?? error).split('\n')[0].replace(/^Error: /, '')
     // oclif's own parse errors (unknown flag, bad option) carry exit 2.

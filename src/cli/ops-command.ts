@@ -8,7 +8,7 @@ import type {Db} from '../db/index.js'
 import type {Progress} from '../ops/batches.js'
 import {UsageError} from '../core/errors.js'
 import {OutboxCommand} from './base.js'
-import {connectionFlags, tableFlags, tableNamesFrom} from './flags.js'
+import {connectionFlags, positiveInt, tableFlags, tableNamesFrom} from './flags.js'
 import {SIGNAL_EXIT, stopOnSignal} from './signals.js'
 
 export const opsFlags = {...connectionFlags, ...tableFlags}
@@ -16,7 +16,7 @@ export const opsFlags = {...connectionFlags, ...tableFlags}
 export const destructiveFlags = {
   'dry-run': Flags.boolean({description: 'print the count and a sample of what would change, and change nothing'}),
   yes: Flags.boolean({char: 'y', description: 'do not ask for confirmation (required when stdin is not a terminal)'}),
-  batch: Flags.string({description: 'rows per batch (1-10000); each batch is one short transaction', default: '1000', helpValue: 'N'}),
+  batch: positiveInt({description: 'rows per batch (1-10000); each batch is one short transaction', default: '1000', helpValue: 'N', max: 10_000}),
 }
 
 export abstract class OpsCommand extends OutboxCommand {

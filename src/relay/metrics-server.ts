@@ -1,10 +1,12 @@
-// `--metrics-port`: Prometheus text on GET /metrics. Counters and the batch histogram come
-// from the relay process; backlog, oldest pending age and latency are read from the database
-// at scrape time with `outbox status`'s queries, under the same names as `status --format prometheus`.
+// The relay's metrics endpoint (runRelayService's metricsPort): Prometheus text on GET /metrics.
+// Counters and the batch histogram come from the relay process; backlog, oldest pending age and
+// latency are read from the database at scrape time with `outbox status`'s queries, under the
+// same names as `status --format prometheus`.
 import {createServer, type Server} from 'node:http'
 import type {AddressInfo} from 'node:net'
 import type {TableNames} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
+import {UsageError} from '../core/errors.js'
 import {renderPrometheus} from '../render/prometheus.js'
 import {relayStatus} from './backlog.js'
 import type {RelayMetrics} from './metrics.js'
@@ -30,9 +32,10 @@ export async function serveMetrics(options: {db: Db; names: TableNames; metrics:
     }
     res.writeHead(200, {'content-type': 'text/plain; version=0.0.4'}).end(body)
   })
+  const host = options.host ?? '127.0.0.1'
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(options.port, options.host ?? '127.0.0.1', () => resolve())
+    server.once('error', (error) => reject(bindError(error, host, options.port)))
+    server.listen(options.port, host, () => resolve())
   })
   return {
     port: (server.address() as AddressInfo).port,
@@ -42,4 +45,11 @@ export async function serveMetrics(options: {db: Db; names: TableNames; metrics:
         server.close(() => resolve())
       }),
   }
+}
+
+/** A port in use or not ours to bind is the caller's to change: one usage line naming the option. */
+function bindError(error: Error & {code?: string}, host: string, port: number): Error {
+  if (error.code !== 'EADDRINUSE' && error.code !== 'EACCES') return error
+  const why = error.code === 'EADDRINUSE' ? 'the port is in use' : 'not allowed to bind it'
+  return new UsageError(`cannot serve metrics on ${host}:${port} (${why})`, (o) => `Pick another ${o('port')}, or 0 for any free one`)
 }

@@ -189,23 +189,66 @@ describe('bad input: exit 2, one line on stderr, no stack, no password, nothing 
   })
 })
 
-describe('start-up: a command that needs no database imports no driver', () => {
-  const DRIVERS = ['pg', 'mysql2', 'better-sqlite3']
-  function loadedDrivers(args: string[]): string[] {
+describe('--help shows typed defaults as written', () => {
+  it('relay: durations, a backoff and numbers', () => {
+    const r = run(['relay', '--help'])
+    expect(r.status, r.stderr).toBe(0)
+    for (const shown of ['--lease=DURATION       [default: 30s]', '--backoff=BASE..CAP    [default: 1s..10m]', '--batch=N              [default: 100]', '--poll=DURATION        [default: 1s]']) {
+      expect(r.stdout).toContain(shown)
+    }
+  })
+})
+
+describe('start-up: what a command does not need, it does not load', () => {
+  // Kysely is ESM (seen by the hook's load hook); the drivers are CommonJS (seen in the require cache)
+  const HEAVY = ['kysely', 'pg', 'mysql2', 'better-sqlite3', 'amqplib', 'nats', 'redis', '@redis']
+  function loadedHeavy(args: string[], status: number): string[] {
     const file = join(tmp, `loaded-${Math.random().toString(36).slice(2)}.txt`)
     const r = run(args, ['--require', join(root, 'test/helpers/loaded-modules.cjs')], {OUTBOX_LOADED_MODULES: file})
-    expect(r.status, r.stderr).toBe(0)
+    expect(r.status, r.stderr).toBe(status)
     const loaded = readFileSync(file, 'utf8').split('\n')
-    expect(loaded.some((f) => f.includes('/node_modules/@oclif/core/')), 'the hook saw no modules at all').toBe(true)
-    return DRIVERS.filter((d) => loaded.some((f) => f.includes(`/node_modules/${d}/`)))
+    expect(loaded.some((f) => f.includes('/node_modules/@oclif/core/')), 'the hook saw no CommonJS modules at all').toBe(true)
+    expect(loaded.some((f) => f.endsWith('/bin/run.js')), 'the hook saw no ES modules at all').toBe(true)
+    return HEAVY.filter((d) => loaded.some((f) => f.includes(`/node_modules/${d}/`)))
   }
 
-  it('init --dialect postgres and sql claim load none of pg, mysql2, better-sqlite3', () => {
-    expect(loadedDrivers(['init', '--dialect', 'postgres'])).toEqual([])
-    expect(loadedDrivers(['sql', 'claim', '--dialect', 'mysql'])).toEqual([])
+  // one bad flag value per command, refused while the flags are parsed (no database needed)
+  const BAD_INPUT: Record<string, string[]> = {
+    init: ['init', '--dialect', 'oracle'],
+    status: ['status', '--window', 'lastweek'],
+    failed: ['failed', '--since', 'yesterday'],
+    'failed:show': ['failed', 'show', 'notanid'],
+    replay: ['replay', '--since', 'yesterday'],
+    archive: ['archive', '--before', 'ages'],
+    relay: ['relay', '--publisher', 'stdout', '--batch', '0'],
+    verify: ['verify', '--claimers', '0'],
+    chaos: ['chaos', '--scenarios', 'none,nope'],
+    'sql:claim': ['sql', 'claim', '--dialect', 'postgres', '--lease', 'soon'],
+    'sql:retry': ['sql', 'retry', '--dialect', 'postgres', '--max-attempts', 'many'],
+    'sql:release': ['sql', 'release', '--dialect', 'postgres', '--ids', 'notauuid'],
+    'sql:mark-published': ['sql', 'mark-published', '--dialect', 'postgres', '--ids', ','],
+  }
+
+  it('every command has its bad-input case here', () => {
+    const manifest = JSON.parse(readFileSync(join(root, 'oclif.manifest.json'), 'utf8')) as {commands: Record<string, unknown>}
+    expect(Object.keys(BAD_INPUT).sort()).toEqual(Object.keys(manifest.commands).sort())
   })
 
-  it('control: a command that connects loads its driver, and only that one', () => {
-    expect(loadedDrivers(['init', '--apply', '--url', sqliteUrl(), '--no-inbox', '--no-archive'])).toEqual(['better-sqlite3'])
+  for (const [id, bad] of Object.entries(BAD_INPUT)) {
+    it(`${id}: --help and bad input load no Kysely and no driver`, () => {
+      expect(loadedHeavy([...id.split(':'), '--help'], 0)).toEqual([])
+      expect(loadedHeavy(bad, 2)).toEqual([])
+    })
+  }
+
+  it('a command that prints SQL loads none', () => {
+    expect(loadedHeavy(['init', '--dialect', 'postgres'], 0)).toEqual([])
+    expect(loadedHeavy(['sql', 'claim', '--dialect', 'mysql'], 0)).toEqual([])
+  })
+
+  it('control: a command that connects loads its driver, and only that one; one that queries loads Kysely', () => {
+    const url = sqliteUrl()
+    expect(loadedHeavy(['init', '--apply', '--url', url, '--no-inbox', '--no-archive'], 0)).toEqual(['better-sqlite3'])
+    expect(loadedHeavy(['status', '--url', url], 0)).toEqual(['kysely', 'better-sqlite3'])
   })
 })

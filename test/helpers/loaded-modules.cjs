@@ -1,8 +1,13 @@
-// Preloaded with `node --require`: at exit, writes the files of every CommonJS module the
-// process loaded (drivers are CommonJS, also when imported from ESM) to $OUTBOX_LOADED_MODULES.
-const {writeFileSync} = require('node:fs')
+// Preloaded with `node --require`: appends to $OUTBOX_LOADED_MODULES the file of every module
+// the process loads. ES modules (Kysely is one) are seen by a load hook, one line each as they
+// load; CommonJS modules (the drivers, also when imported from ESM) are listed from the
+// require cache at exit.
+const {appendFileSync} = require('node:fs')
 const Module = require('node:module')
+const {pathToFileURL} = require('node:url')
 
+const file = process.env.OUTBOX_LOADED_MODULES
+Module.register(pathToFileURL(`${__dirname}/loaded-modules-hooks.mjs`), {data: {file}})
 process.on('exit', () => {
-  writeFileSync(process.env.OUTBOX_LOADED_MODULES, Object.keys(Module._cache).join('\n'))
+  appendFileSync(file, `${Object.keys(Module._cache).join('\n')}\n`)
 })

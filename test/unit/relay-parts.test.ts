@@ -2,7 +2,8 @@
 // text and log lines.
 import {PassThrough} from 'node:stream'
 import {describe, expect, it} from 'vitest'
-import {parseBackoff, parseHeaders, publisherOptions} from '../../src/cli/relay-flags.js'
+import {parseBackoff} from '../../src/cli/flags.js'
+import {parseHeaders, publisherOptions} from '../../src/cli/relay/publisher-options.js'
 import {UsageError} from '../../src/core/errors.js'
 import {StdoutPublisher} from '../../src/publishers/stdout.js'
 import {backoffDelay} from '../../src/relay/backoff.js'
@@ -49,9 +50,9 @@ describe('relay flags', () => {
     expect(publisherOptions({publisher: 'stdout'}, {})).toEqual({name: 'stdout', options: {}})
     expect(() => publisherOptions({publisher: 'http'}, {})).toThrow(/needs --target/)
     expect(() => publisherOptions({publisher: 'nats', target: 'redis://x'}, {})).toThrow(/nats:\/\/ or tls:\/\//)
-    expect(() => publisherOptions({publisher: 'http', target: 'http://x', cloudevents: 'binary', 'http-concurrency': '0'}, {})).toThrow(/http-concurrency/)
-    const http = publisherOptions({publisher: 'http', target: 'https://h/e', cloudevents: 'binary', 'publish-timeout': '2s'}, {})
-    expect(http.options).toMatchObject({target: 'https://h/e', mode: 'binary', timeoutMs: 2000})
+    // --publish-timeout and --http-concurrency arrive parsed (test/unit/cli-flags.test.ts)
+    const http = publisherOptions({publisher: 'http', target: 'https://h/e', cloudevents: 'binary', 'publish-timeout': 2000, 'http-concurrency': 4}, {})
+    expect(http.options).toMatchObject({target: 'https://h/e', mode: 'binary', timeoutMs: 2000, concurrency: 4})
     expect(publisherOptions({publisher: 'redis'}, {OUTBOX_TARGET: 'redis://127.0.0.1:6379'}).options).toMatchObject({url: 'redis://127.0.0.1:6379'})
   })
 })

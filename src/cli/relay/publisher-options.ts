@@ -1,19 +1,7 @@
-// `outbox relay` flag values -> publisher and relay options, each bad value a one-line usage error.
-import type {Backoff} from '../relay/backoff.js'
-import {UsageError} from '../core/errors.js'
-import type {PublisherName, PublisherOptionsByName} from '../publishers/index.js'
-import {parseDuration} from '../core/time.js'
-import {positiveInt} from './sql-command.js'
-
-/** "1s..10m": exponential backoff from base to cap. */
-export function parseBackoff(text: string): Backoff {
-  const m = /^\s*([^.\s]+)\s*\.\.\s*([^.\s]+)\s*$/.exec(text)
-  if (!m) throw new UsageError(`--backoff ${JSON.stringify(text)} is not BASE..CAP`, 'Use e.g. --backoff 1s..10m')
-  const baseMs = parseDuration(m[1], 'backoff')
-  const capMs = parseDuration(m[2], 'backoff')
-  if (capMs < baseMs) throw new UsageError(`--backoff cap ${m[2]} is shorter than its base ${m[1]}`, 'Use e.g. --backoff 1s..10m')
-  return {baseMs, capMs}
-}
+// `outbox relay`'s publisher flags -> the publisher's options: the checks that need several
+// flags at once (a target for the publisher, its scheme), each a one-line usage error.
+import {UsageError} from '../../core/errors.js'
+import type {PublisherName, PublisherOptionsByName} from '../../publishers/index.js'
 
 /** "Name: value" (repeatable) -> headers. */
 export function parseHeaders(values: string[] | undefined): Record<string, string> {
@@ -35,8 +23,9 @@ export interface PublisherFlags {
   stream?: string
   cloudevents?: string
   source?: string
-  'publish-timeout'?: string
-  'http-concurrency'?: string
+  /** ms, parsed by the flag */
+  'publish-timeout'?: number
+  'http-concurrency'?: number
   header?: string[]
 }
 
@@ -57,7 +46,7 @@ const EXAMPLE_TARGET: Record<Exclude<PublisherName, 'stdout'>, string> = {
 /** The publisher's options from the flags, validated before anything connects. */
 export function publisherOptions(flags: PublisherFlags, env = process.env): {name: PublisherName; options: PublisherOptionsByName[PublisherName]; target?: string} {
   const name = flags.publisher as PublisherName
-  const timeoutMs = flags['publish-timeout'] ? parseDuration(flags['publish-timeout'], 'publish-timeout') : undefined
+  const timeoutMs = flags['publish-timeout']
   if (name === 'stdout') return {name, options: {}}
   const target = flags.target ?? env.OUTBOX_TARGET
   if (!target) throw new UsageError(`--publisher ${name} needs --target`, `e.g. --target ${EXAMPLE_TARGET[name]} (or set OUTBOX_TARGET)`)
@@ -79,7 +68,7 @@ export function publisherOptions(flags: PublisherFlags, env = process.env): {nam
           mode: (flags.cloudevents ?? 'structured') as 'structured' | 'binary',
           source: flags.source,
           timeoutMs,
-          concurrency: flags['http-concurrency'] ? positiveInt(flags['http-concurrency'], 'http-concurrency', 10_000) : undefined,
+          concurrency: flags['http-concurrency'],
           headers: parseHeaders(flags.header),
         },
       }
