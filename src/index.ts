@@ -9,7 +9,7 @@ export {initPlan, applyInit, renderInitScript, type InitResult} from './schema/i
 export {claimSql, markPublishedSql, retrySql, releaseSql} from './relay/sql-text.js'
 export {claimBatch, markPublished, retryEvent, releaseLeases, type ClaimedEvent} from './relay/claim.js'
 export {writeEvent, writeEventSync, notifyChannel, type NewEvent, type ProducerOptions} from './producer.js'
-export {Consumer, type ConsumeOutcome, type ConsumedEvent, type ConsumerOptions} from './consumer.js'
+export {Consumer, type ConsumeOutcome, type ConsumerOptions} from './consumer.js'
 export {serialisePayload, DIALECT_PAYLOAD_LIMIT, DEFAULT_MAX_PAYLOAD_BYTES, PayloadError} from './schema/payload.js'
 export {uuidv7} from './core/uuid.js'
 export type {Publisher, PublishResult} from './publishers/types.js'
@@ -62,3 +62,7 @@ export {replay, planReplay, checkSelection, type ReplaySelection, type ReplayOpt
 export {archive, planArchive, DEFAULT_MIN_PUBLISHED_AGE_MS, type ArchiveOptions, type ArchiveResult} from './ops/archive.js'
 export type {StoredEvent, EventState, SampleEvent} from './ops/events.js'
 export type {Progress} from './ops/batches.js'
+// consume: the message contract read back (schemas/envelope.schema.json) and the runtimes
+export {MessageDecodeError, type ConsumedEvent} from './consume/event.js'
+export {decodeAmqp, decodeNats, decodeRedis, decodeEnvelope, OUTBOX_HEADER, type AmqpMessageLike, type NatsMessageLike} from './consume/decode.js'
+export {decodeCloudEvent, cloudEventMode, type HttpHeaders, type HttpRequestLike} from './consume/cloudevents.js'
