@@ -13,7 +13,7 @@ import {NatsPublisher} from '../../src/publishers/nats.js'
 import {RedisPublisher} from '../../src/publishers/redis.js'
 import {StdoutPublisher} from '../../src/publishers/stdout.js'
 import {broker, uniqueName} from '../helpers/brokers.js'
-import {expected, samples, schemaErrors} from './helpers.js'
+import {eventually, expected, samples, schemaErrors} from './helpers.js'
 
 const schema = JSON.parse(readFileSync(new URL('../../schemas/envelope.schema.json', import.meta.url), 'utf8'))
 const events = samples('c0')
@@ -38,7 +38,7 @@ describe.skipIf(!amqp.available)('amqp: publisher -> plain amqplib -> decodeAmqp
     expect(await publisher.publish(events)).toEqual(events.map(() => ({ok: true})))
     await publisher.close()
     for (const event of events) {
-      const message = await waitFor(() => channel.get(queue, {noAck: true}))
+      const message = await eventually(() => channel.get(queue, {noAck: true}), 'a message')
       // what a plain client sees without our decode
       expect(message.content.toString('utf8')).toBe(event.payload)
       expect(message.properties.messageId).toBe(event.id)
@@ -171,14 +171,4 @@ function lineOf(event: (typeof events)[number]): string {
   const stream = new PassThrough()
   void new StdoutPublisher({stream}).publish([event])
   return String(stream.read()).trimEnd()
-}
-
-async function waitFor<T>(get: () => Promise<T | false | null>, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await get()
-    if (value) return value
-    if (Date.now() > deadline) throw new Error('timed out waiting for a message')
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
 }

@@ -99,3 +99,14 @@ export function schemaErrors(value: unknown, schema: Schema, root: Schema = sche
   }
   return errors
 }
+
+/** Polls get() until it returns a value (for waiting on real brokers, not for timing). */
+export async function eventually<T>(get: () => Promise<T | false | null | undefined>, what: string, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await get()
+    if (value) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
