@@ -38,21 +38,24 @@ export async function runOn(open: () => Promise<DeliverySource>, options: Runtim
   const consumer = new Consumer(options.db, {consumer: options.consumer, tables: options.tables, checkVersion: options.checkVersion})
   await checkInbox(options)
   const source = await open()
-  return runLoop(source, {
-    ...options,
-    consumer,
-    databaseReachable: async () => {
-      await options.db.query(sql`SELECT 1`)
-      return true
-    },
-  })
+  return runLoop(source, {...options, consumer, databaseReachable: () => databaseReachable(options.db)})
+}
+
+/** After a failure: did the database answer? (No: an outage, not the handler's fault.) */
+export async function databaseReachable(db: Db): Promise<boolean> {
+  try {
+    await db.query(sql`SELECT 1`)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /**
  * The inbox must exist before a message is taken: else every handler fails the same way and
  * the whole queue would be retried into the dead letters.
  */
-async function checkInbox(options: RuntimeOptions): Promise<void> {
+export async function checkInbox(options: RuntimeOptions): Promise<void> {
   const t = options.tables ?? {}
   const names = resolveTables({table: t.outbox, inboxTable: t.inbox, archiveTable: t.archive, schema: t.schema}, options.db.dialect)
   const inbox = options.db.dialect.render.table(names, 'inbox')
