@@ -3,13 +3,13 @@
 // is nacked back to the queue after the retry delay; the quorum queue counts deliveries
 // (x-delivery-count), and at maxAttempts the message is rejected into the queue's dead-letter
 // exchange, which routes it to the queue "<queue>.dead-letter".
-import {UsageError} from '../core/errors.js'
+import {ConnectionError, UsageError} from '../core/errors.js'
 import {redactSecrets, redactUrl} from '../core/redact.js'
 import {decodeAmqp} from './decode.js'
-import {MessageDecodeError} from './event.js'
+import {decodeOrReason} from './event.js'
 import {Handoff} from './handoff.js'
 import type {ConsumeSummary, Delivery, DeliverySource} from './loop.js'
-import {runOn, type RuntimeOptions} from './runtime.js'
+import {BROKER_LOST_HINT, quietly, runOn, type RuntimeOptions} from './runtime.js'
 
 export interface AmqpConsumeOptions {
   /** amqp://user:password@host:5672/vhost */
@@ -53,7 +53,7 @@ export async function openAmqpSource(broker: AmqpConsumeOptions, consumer: strin
   const handoff = new Handoff<Delivery>()
   let stopping = false
   const lost = (error?: unknown) => {
-    if (!stopping) handoff.fail(new Error(`lost the RabbitMQ connection: ${error ? describe(error) : 'closed'}`))
+    if (!stopping) handoff.fail(new ConnectionError(`lost the RabbitMQ connection: ${error ? describe(error) : 'closed'}`, BROKER_LOST_HINT))
   }
   connection.on('error', lost)
   connection.on('close', lost)
@@ -66,21 +66,16 @@ export async function openAmqpSource(broker: AmqpConsumeOptions, consumer: strin
     const seen = new Map<string, number>() // deliveries per message id, for queues that keep no count
     const settled = (message: Message) => message.properties.messageId && seen.delete(message.properties.messageId)
     const delivery = (message: Message): Delivery => {
-      let event: Delivery['event']
-      try {
-        event = decodeAmqp(message)
-      } catch (error) {
-        event = error instanceof MessageDecodeError ? error : new MessageDecodeError(String(error))
-      }
       return {
-        event,
+        event: decodeOrReason(() => decodeAmqp(message)),
         attempt: attemptOf(message, seen),
         ack: async () => {
           channel.ack(message)
           settled(message)
         },
         retry: async (_reason, delayMs) => {
-          const nack = () => channel.nack(message, false, true)
+          // on a channel that closed meanwhile the broker has requeued the message already
+          const nack = () => quietly(() => channel.nack(message, false, true))
           if (stopping || delayMs === 0) return nack()
           const timer = setTimeout(() => (retries.delete(timer), nack()), delayMs)
           retries.set(timer, nack)

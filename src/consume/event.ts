@@ -25,6 +25,15 @@ export class MessageDecodeError extends Error {
   }
 }
 
+/** decode()'s event, or why the message carries none (the loop dead-letters it at once). */
+export function decodeOrReason(decode: () => ConsumedEvent): ConsumedEvent | MessageDecodeError {
+  try {
+    return decode()
+  } catch (error) {
+    return error instanceof MessageDecodeError ? error : new MessageDecodeError(String((error as Error)?.message ?? error))
+  }
+}
+
 /** Reads the fields every transport carries, refusing a message that lacks one. */
 export class FieldReader {
   constructor(

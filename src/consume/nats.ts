@@ -4,13 +4,13 @@
 // maxAttempts the message is terminated (+TERM, with the reason): JetStream publishes the
 // $JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED advisory and delivers it no more. A consumer
 // that dies on a message every time runs into MaxDeliver (the MAX_DELIVERIES advisory).
-import {UsageError} from '../core/errors.js'
+import {ConnectionError, UsageError} from '../core/errors.js'
 import {redactSecrets} from '../core/redact.js'
 import {decodeNats} from './decode.js'
-import {MessageDecodeError} from './event.js'
+import {decodeOrReason} from './event.js'
 import {Handoff} from './handoff.js'
 import {DEFAULT_MAX_ATTEMPTS, type ConsumeSummary, type Delivery, type DeliverySource} from './loop.js'
-import {runOn, type RuntimeOptions} from './runtime.js'
+import {BROKER_LOST_HINT, runOn, type RuntimeOptions} from './runtime.js'
 
 export interface NatsConsumeOptions {
   /** nats://host:4222 (comma-separated for a cluster; user:password@ accepted) */
@@ -53,19 +53,13 @@ export async function openNatsSource(broker: NatsConsumeOptions & {durable: stri
   const termWithReason = atLeast(nc.info?.version ?? '0', [2, 11, 0])
   const handoff = new Handoff<Delivery>()
   let stopping = false
-  void nc.closed().then((error) => stopping || handoff.fail(new Error(`lost the NATS connection: ${error ? describe(error) : 'closed'}`)))
+  void nc.closed().then((error) => stopping || handoff.fail(new ConnectionError(`lost the NATS connection: ${error ? describe(error) : 'closed'}`, BROKER_LOST_HINT)))
   try {
     await ensureConsumer(nats, await nc.jetstreamManager(), broker, ackWaitMs, maxAttempts)
     const consumer = await nc.jetstream().consumers.get(broker.stream, broker.durable)
     const delivery = (m: JsMsg): Delivery => {
-      let event: Delivery['event']
-      try {
-        event = decodeNats(m)
-      } catch (error) {
-        event = error instanceof MessageDecodeError ? error : new MessageDecodeError(String(error))
-      }
       return {
-        event,
+        event: decodeOrReason(() => decodeNats(m)),
         attempt: m.info.deliveryCount,
         ack: async () => m.ack(),
         retry: async (_reason, delayMs) => m.nak(delayMs),

@@ -8,10 +8,10 @@ import {hostname} from 'node:os'
 import {UsageError} from '../core/errors.js'
 import {redactSecrets, redactUrl} from '../core/redact.js'
 import {decodeRedis} from './decode.js'
-import {MessageDecodeError} from './event.js'
+import {decodeOrReason} from './event.js'
 import {Handoff} from './handoff.js'
 import type {ConsumeSummary, Delivery, DeliverySource} from './loop.js'
-import {pause, runOn, type RuntimeOptions} from './runtime.js'
+import {pause, quietly, runOn, type RuntimeOptions} from './runtime.js'
 
 export interface RedisConsumeOptions {
   /** redis://[user:password@]host:6379[/db] */
@@ -91,14 +91,8 @@ export async function openRedisSource(broker: RedisConsumeOptions, consumer: str
   const retries = new Set<NodeJS.Timeout>()
 
   const delivery = (entry: Entry, attempt: number): Delivery => {
-    let event: Delivery['event']
-    try {
-      event = decodeRedis(entry.message)
-    } catch (error) {
-      event = error instanceof MessageDecodeError ? error : new MessageDecodeError(String(error))
-    }
     return {
-      event,
+      event: decodeOrReason(() => decodeRedis(entry.message)),
       attempt,
       ack: async () => void (await client.xAck(stream, group, entry.id)),
       retry: async (_reason, delayMs) => {
@@ -179,11 +173,4 @@ export async function openRedisSource(broker: RedisConsumeOptions, consumer: str
       await client.close().catch(() => quietly(() => client.destroy()))
     },
   }
-}
-
-/** node-redis throws when destroying a client that is closed already */
-function quietly(fn: () => void): void {
-  try {
-    fn()
-  } catch {}
 }

@@ -80,3 +80,13 @@ export function pause(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener('abort', done, {once: true})
   })
 }
+
+/** What to do when the broker connection is lost under a running consumer. */
+export const BROKER_LOST_HINT = 'Run it again once the broker is back (a supervisor restarts it): nothing uncommitted was acked, and the broker delivers it again'
+
+/** For clean-ups that throw when there is nothing left to clean (a closed channel or client). */
+export function quietly(fn: () => void): void {
+  try {
+    fn()
+  } catch {}
+}
