@@ -1,8 +1,14 @@
-// AMQP only: a queue declared otherwise is refused before anything is consumed, in one line.
+// AMQP only: a queue declared otherwise is refused before anything is consumed, in one line;
+// a connection lost mid-run ends the run with a ConnectionError, and a new run finishes the
+// work exactly once (RabbitMQ requeues what the lost connection had not acked).
+import {randomBytes} from 'node:crypto'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {consumeAmqp} from '../../src/consume/amqp.js'
-import {broker, uniqueName} from '../helpers/brokers.js'
-import {fixture, type Fixture} from './fixture.js'
+import {ConnectionError} from '../../src/core/errors.js'
+import {broker, uniqueName, viaPort} from '../helpers/brokers.js'
+import {TcpProxy} from '../helpers/proxy.js'
+import {claimed, exactlyOnce, fixture, type Fixture} from './fixture.js'
+import {TOPOLOGIES} from './harness.js'
 
 const b = await broker('amqp')
 
@@ -30,5 +36,36 @@ describe.skipIf(!b.available)('amqp runtime: declaration', () => {
     const error = await run.then(() => undefined, (e) => e)
     expect(error.message).toMatch(new RegExp(`refused the declaration of queue ${queue}.*inequivalent arg 'durable'`))
     expect(error.hint).toMatch(/--no-declare/)
+  })
+
+  it('the connection lost mid-run: a ConnectionError ends the run; a new run applies the rest, each once', async () => {
+    const t = await TOPOLOGIES.amqp(fx.db)
+    try {
+      const flag = (name: string) => t.cliFlags[t.cliFlags.indexOf(name) + 1]
+      const events = claimed(20, randomBytes(2).toString('hex'))
+      await t.publish(events)
+      const proxy = new TcpProxy(b.host, b.port)
+      await proxy.up()
+      let handled = 0
+      const run = consumeAmqp({url: viaPort(b.url, proxy.port), queue: flag('--queue'), exchange: flag('--exchange')}, {
+        db: fx.db,
+        consumer: 'lost',
+        tables: {inbox: fx.names.inbox},
+        concurrency: 2,
+        handler: async (event, tx) => {
+          if (++handled === 5) await proxy.down() // this one still commits; its ack cannot reach the broker
+          await fx.record(event, tx)
+        },
+      })
+      const error = await run.then(() => undefined, (e) => e)
+      expect(error).toBeInstanceOf(ConnectionError)
+      expect(error.message).toMatch(/lost the RabbitMQ connection/)
+      expect(error.hint).toMatch(/nothing uncommitted was acked/)
+      const again = await t.run({consumer: 'lost', tables: {inbox: fx.names.inbox}, handler: fx.record, signal: AbortSignal.timeout(3000)})
+      expect(again.deadLettered).toBe(0)
+      expect(exactlyOnce(await fx.counts(), events.map((e) => e.id))).toEqual({missing: [], repeated: []})
+    } finally {
+      await t.cleanup()
+    }
   })
 })
