@@ -151,4 +151,21 @@ describe('outbox consume --from http://', () => {
     expect(done.stdout).toBe('consumed 5 event(s): 5 applied, 0 duplicate, 0 stale, 0 dead-lettered; 0 handler failure(s) retried\n')
     expect(exactlyOnce(await fx.counts(), events.map((e) => e.id))).toEqual({missing: [], repeated: []})
   })
+
+  it('SIGTERM before --max-events: the events in flight finish, exit 143, the summary says how far it got', async () => {
+    const events = claimed(2, tag())
+    const run = cliAsync(['consume', ...dbFlags(), '--from', 'http://127.0.0.1:0/events', '--consumer', 'cli-http-term', '--handler', handler, '--max-events', '5'], env(300))
+    let url = ''
+    await until(() => Boolean((url = /listening url=(\S+)/.exec(run.output().stderr)?.[1] ?? '')), 30_000, 'the receiver to listen')
+    const {HttpPublisher} = await import('../../src/publishers/http.js')
+    const publisher = new HttpPublisher({target: url, concurrency: 2})
+    const sent = publisher.publish(events)
+    await new Promise((resolve) => setTimeout(resolve, 100)) // both requests in their handler (300 ms)
+    run.child.kill('SIGTERM')
+    expect(await sent).toEqual([{ok: true}, {ok: true}])
+    const done = await run.done
+    expect(done.status, done.stderr).toBe(143)
+    expect(done.stdout).toBe('consumed 2 event(s): 2 applied, 0 duplicate, 0 stale, 0 dead-lettered; 0 handler failure(s) retried\n')
+    expect(exactlyOnce(await fx.counts(), events.map((e) => e.id))).toEqual({missing: [], repeated: []})
+  })
 })
