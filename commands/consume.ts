@@ -1,0 +1,102 @@
+import {Flags} from '@oclif/core'
+import {OutboxCommand} from '../src/cli/base.js'
+import {connectionFlags, tableFlags, tableNamesFrom} from '../src/cli/flags.js'
+import {positiveInt} from '../src/cli/sql-command.js'
+import {resolveConnection} from '../src/config.js'
+import {SIGNAL_EXIT, UsageError} from '../src/core/errors.js'
+import {parseDuration} from '../src/core/time.js'
+
+export default class ConsumeCommand extends OutboxCommand {
+  static override summary = 'Consume what the relay published: each event applied once through the inbox, acked only after its transaction committed'
+  static override description = `Reads from the broker --from names (amqp://, nats://, redis://, or http://HOST:PORT/PATH to receive the relay's POSTs) and runs the --handler module's default export, async (event, tx) => void, in one database transaction with the inbox row for (--consumer, event id): a redelivered event is skipped as a duplicate. The broker's message is acknowledged only after that transaction committed.
+
+A handler error gives the message back for another delivery after --retry-delay; at --max-attempts deliveries it is dead-lettered (RabbitMQ: the queue's dead-letter exchange into <queue>.dead-letter; NATS: +TERM; Redis: the stream <stream>:dead; HTTP: a 500, so the relay retries and fails the event after its own --max-attempts). A message that is no outbox event is dead-lettered at once. A database that cannot be reached dead-letters nothing: the message is held until it answers.
+
+Runs until SIGTERM or SIGINT (then the handlers in flight finish and are acked, nothing else is, exit 0), or until --max-events messages were settled (exit 0; a signal before that exits 143/130). Logs go to stderr, the summary to stdout (--json for JSON).`
+  static override examples = [
+    '<%= config.bin %> consume --url postgres://app@db/app --from amqp://guest:guest@mq:5672 --consumer billing --handler ./billing.js',
+    '<%= config.bin %> consume --from nats://127.0.0.1:4222 --stream ORDERS --subject "orders.>" --consumer shipping --handler ./shipping.js --concurrency 4',
+    '<%= config.bin %> consume --from redis://127.0.0.1:6379 --stream outbox --consumer search --handler ./index-order.js',
+    '<%= config.bin %> consume --from http://0.0.0.0:8080/events --consumer billing --handler ./billing.js',
+    '<%= config.bin %> consume --from amqp://127.0.0.1 --consumer billing --handler ./billing.js --max-events 100 --json',
+  ]
+  static override enableJsonFlag = true
+  static override defaultTimeoutMs = undefined
+  static override flags = {
+    ...connectionFlags,
+    ...tableFlags,
+    from: Flags.string({description: 'broker URL (amqp://, nats://, redis://) or http://HOST:PORT/PATH to listen on', required: true, helpValue: 'URL'}),
+    consumer: Flags.string({description: 'the consumer\'s name: dedupe is per (consumer, event id); also the default queue, durable or group', required: true, helpValue: 'NAME'}),
+    handler: Flags.string({description: 'module whose default export is async (event, tx) => void', required: true, helpValue: 'FILE'}),
+    concurrency: Flags.string({description: 'messages handled at once', default: '1', helpValue: 'N'}),
+    'max-events': Flags.string({description: 'stop after this many messages were settled (acked or dead-lettered)', helpValue: 'N'}),
+    'max-attempts': Flags.string({description: 'deliveries of a message whose handler fails before it is dead-lettered', default: '5', helpValue: 'N'}),
+    'retry-delay': Flags.string({description: 'wait before a message whose handler failed is delivered again', default: '1s', helpValue: 'DURATION'}),
+    'check-version': Flags.boolean({description: 'skip (as stale) an event whose aggregate version is not above the last one applied'}),
+    'log-format': Flags.string({description: 'log lines on stderr', options: ['text', 'json'], default: 'text'}),
+    quiet: Flags.boolean({description: 'log warnings and errors only'}),
+    queue: Flags.string({description: 'amqp: the queue (default: --consumer), a quorum queue bound to --exchange', helpGroup: 'BROKER'}),
+    exchange: Flags.string({description: 'amqp: the relay\'s topic exchange (default outbox)', helpGroup: 'BROKER'}),
+    'binding-key': Flags.string({description: 'amqp: the binding key (default #: every event type)', helpGroup: 'BROKER'}),
+    declare: Flags.boolean({description: 'amqp: declare the queue, the exchanges and the binding (--no-declare: use the queue as it is)', default: true, allowNo: true, helpGroup: 'BROKER'}),
+    stream: Flags.string({description: 'nats: the relay\'s JetStream stream (required); redis: the stream key (default outbox)', helpGroup: 'BROKER'}),
+    subject: Flags.string({description: 'nats: only subjects matching this filter, e.g. orders.>', helpGroup: 'BROKER'}),
+    'ack-wait': Flags.string({description: 'nats: AckWait of the durable consumer (default 30s)', helpGroup: 'BROKER', helpValue: 'DURATION'}),
+    'claim-idle': Flags.string({description: 'redis: take over entries another consumer left pending this long (default 30s)', helpGroup: 'BROKER', helpValue: 'DURATION'}),
+    instance: Flags.string({description: 'redis: this process\'s name in the group (default host-pid)', helpGroup: 'BROKER'}),
+  }
+
+  async run() {
+    const {flags} = await this.parse(ConsumeCommand)
+    const {brokerKind} = await import('../src/consume/index.js')
+    const kind = brokerKind(flags.from)
+    this.secretUrl = flags.from
+    const only: Record<string, string[]> = {amqp: ['queue', 'exchange', 'binding-key'], nats: ['stream', 'subject', 'ack-wait'], redis: ['stream', 'claim-idle', 'instance'], http: []}
+    for (const name of ['queue', 'exchange', 'binding-key', 'subject', 'ack-wait', 'claim-idle', 'instance', 'stream'] as const) {
+      if (flags[name] !== undefined && !only[kind].includes(name)) throw new UsageError(`--${name} does not apply to ${kind}`, `It is for ${Object.keys(only).filter((k) => only[k].includes(name)).join(' and ')}`)
+    }
+    if (flags.declare === false && kind !== 'amqp') throw new UsageError(`--no-declare does not apply to ${kind}`, 'It is for amqp')
+    if (kind === 'nats' && !flags.stream) throw new UsageError('--from nats:// needs --stream', 'e.g. --stream ORDERS, the relay\'s --stream')
+    const options = {
+      concurrency: positiveInt(flags.concurrency, 'concurrency', 256),
+      maxEvents: flags['max-events'] === undefined ? undefined : positiveInt(flags['max-events'], 'max-events', Number.MAX_SAFE_INTEGER),
+      maxAttempts: positiveInt(flags['max-attempts'], 'max-attempts', 1000),
+      retryDelayMs: parseDuration(flags['retry-delay'], 'retry-delay'),
+    }
+    const broker = {
+      queue: flags.queue,
+      exchange: flags.exchange,
+      bindingKey: flags['binding-key'],
+      declare: flags.declare,
+      stream: flags.stream,
+      subject: flags.subject,
+      ackWaitMs: flags['ack-wait'] === undefined ? undefined : parseDuration(flags['ack-wait'], 'ack-wait'),
+      claimIdleMs: flags['claim-idle'] === undefined ? undefined : parseDuration(flags['claim-idle'], 'claim-idle'),
+      consumerName: flags.instance,
+    }
+    const settings = resolveConnection({url: flags.url, config: flags.config, ...tableNamesFrom(flags)})
+    this.secretUrl = settings.url // the runtimes scrub the broker's password from their own errors
+    const handler = await (await import('../src/consume/handler-module.js')).loadHandler(flags.handler)
+
+    const {stopOnSignal} = await import('../src/cli/signals.js')
+    const stop = stopOnSignal({
+      first: (signal) => `${signal}: finishing the events in flight, then stopping (nothing uncommitted is acked)`,
+      second: (signal) => `${signal} again: exiting now; the events in flight were not committed and will be delivered again`,
+    })
+    const {runConsumeService} = await import('../src/consume/service.js')
+    let summary
+    try {
+      summary = await runConsumeService({url: settings.url, tables: settings.tables, from: flags.from, broker, consumer: flags.consumer, handler, ...options, checkVersion: flags['check-version'], signal: stop.signal, logFormat: flags['log-format'] as 'text' | 'json', quiet: flags.quiet})
+    } finally {
+      stop.dispose()
+    }
+    const s = summary
+    if (!this.jsonEnabled()) process.stdout.write(`consumed ${s.settled} event(s): ${s.applied} applied, ${s.duplicate} duplicate, ${s.stale} stale, ${s.deadLettered} dead-lettered; ${s.retried} handler failure(s) retried\n`)
+    // a signal ends a service normally; with --max-events it means the work was not done
+    if (stop.received && options.maxEvents !== undefined && summary.settled < options.maxEvents) {
+      if (this.jsonEnabled()) this.logJson(summary)
+      this.exit(SIGNAL_EXIT[stop.received])
+    }
+    return summary
+  }
+}

@@ -1,0 +1,118 @@
+// The AMQP, NATS JetStream and Redis Streams runtimes on the real brokers, with the inbox on
+// PostgreSQL: events our publisher sent are applied exactly once, a poison message is retried
+// up to the bound and dead-lettered without blocking the rest, a message that is no outbox
+// event is dead-lettered at once, and a graceful stop acks only what committed.
+import {randomBytes} from 'node:crypto'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {broker, type BrokerName} from '../helpers/brokers.js'
+import {claimed, exactlyOnce, fixture, type Fixture} from './fixture.js'
+import {TOPOLOGIES, type Topology} from './harness.js'
+
+const tag = () => randomBytes(2).toString('hex')
+
+for (const name of ['amqp', 'nats', 'redis'] as BrokerName[]) {
+  const b = await broker(name)
+  describe.skipIf(!b.available)(`${name} runtime`, () => {
+    let fx: Fixture
+    const topologies: Topology[] = []
+    const topology = async () => {
+      const t = await TOPOLOGIES[name](fx.db)
+      topologies.push(t)
+      return t
+    }
+    beforeAll(async () => {
+      fx = await fixture(`cr${name.slice(0, 2)}`)
+    })
+    afterAll(async () => {
+      for (const t of topologies) await t.cleanup().catch(() => {})
+      await fx?.close()
+    })
+
+    it('applies each published event once (resends are duplicates), acks after commit, leaves nothing behind', async () => {
+      const t = await topology()
+      const events = claimed(30, tag())
+      await t.publish([...events, events[0], events[1]])
+      // JetStream drops the resends itself (Nats-Msg-Id within the duplicate window)
+      const resends = name === 'nats' ? 0 : 2
+      const summary = await t.run({consumer: 'billing', tables: {inbox: fx.names.inbox}, handler: fx.record, concurrency: 4, maxEvents: 30 + resends})
+      expect(summary).toMatchObject({applied: 30, duplicate: resends, deadLettered: 0, retried: 0, settled: 30 + resends, stopped: false})
+      expect(exactlyOnce(await fx.counts(), events.map((e) => e.id))).toEqual({missing: [], repeated: []})
+      // nothing left unacked: a second run under the same name gets nothing
+      const again = await t.run({consumer: 'billing', tables: {inbox: fx.names.inbox}, handler: fx.record, signal: AbortSignal.timeout(1500)})
+      expect(again).toMatchObject({settled: 0, retried: 0, stopped: true})
+    })
+
+    it('a poison message is retried up to maxAttempts, then dead-lettered; the others pass it', async () => {
+      const t = await topology()
+      const events = claimed(6, tag())
+      const poison = events[1].id
+      await t.publish(events)
+      let attempts = 0
+      const summary = await t.run({
+        consumer: 'poison',
+        tables: {inbox: fx.names.inbox},
+        maxAttempts: 3,
+        retryDelayMs: 50,
+        maxEvents: 6,
+        handler: async (event, tx) => {
+          await fx.record(event, tx) // rolled back with the throw: the effect must not stay
+          if (event.id !== poison) return
+          attempts++
+          throw new Error('cannot bill this order')
+        },
+      })
+      expect(summary).toMatchObject({applied: 5, deadLettered: 1, retried: 2, settled: 6})
+      expect(attempts).toBe(3)
+      const counts = await fx.counts()
+      expect(counts.has(poison)).toBe(false)
+      expect(exactlyOnce(counts, events.filter((e) => e.id !== poison).map((e) => e.id)).missing).toEqual([])
+      const dead = await eventuallyDead(t, 1)
+      expect(dead.map((d) => d.id)).toEqual([poison])
+      if (name === 'redis') expect(dead[0].reason).toMatch(/cannot bill this order/) // RabbitMQ's x-death keeps no reason text, NATS 2.9 no +TERM reason
+    })
+
+    it('a message that is no outbox event is dead-lettered at once', async () => {
+      const t = await topology()
+      await t.publishForeign()
+      let called = 0
+      const summary = await t.run({consumer: 'foreign', tables: {inbox: fx.names.inbox}, handler: async () => void called++, maxEvents: 1})
+      expect(summary).toMatchObject({deadLettered: 1, applied: 0, retried: 0})
+      expect(called).toBe(0)
+      expect((await eventuallyDead(t, 1)).map((d) => d.id)).toEqual(['hello'])
+    })
+
+    it('graceful stop: handlers in flight commit and are acked, the rest is delivered again, exactly once overall', async () => {
+      const t = await topology()
+      const events = claimed(12, tag())
+      await t.publish(events)
+      const controller = new AbortController()
+      let started = 0
+      const first = await t.run({
+        consumer: 'stopper',
+        tables: {inbox: fx.names.inbox},
+        concurrency: 3,
+        signal: controller.signal,
+        handler: async (event, tx) => {
+          if (++started === 4) controller.abort() // stop while this one and its siblings are in flight
+          await new Promise((resolve) => setTimeout(resolve, 150))
+          await fx.record(event, tx)
+        },
+      })
+      expect(first.stopped).toBe(true)
+      expect(first.applied).toBe(started)
+      expect(first.applied).toBeLessThan(12)
+      const second = await t.run({consumer: 'stopper', tables: {inbox: fx.names.inbox}, handler: fx.record, concurrency: 3, maxEvents: 12 - first.applied})
+      expect(second).toMatchObject({applied: 12 - first.applied, duplicate: 0, deadLettered: 0})
+      expect(exactlyOnce(await fx.counts(), events.map((e) => e.id))).toEqual({missing: [], repeated: []})
+    })
+  })
+}
+
+async function eventuallyDead(t: Topology, n: number) {
+  const deadline = Date.now() + 5000
+  for (;;) {
+    const dead = await t.deadLetters()
+    if (dead.length >= n || Date.now() > deadline) return dead
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
