@@ -1,10 +1,8 @@
 import {Flags} from '@oclif/core'
 import {OutboxCommand} from '../src/cli/base.js'
-import {connectionFlags, tableFlags, tableNamesFrom} from '../src/cli/flags.js'
-import {positiveInt} from '../src/cli/sql-command.js'
+import {connectionFlags, duration, positiveInt, tableFlags, tableNamesFrom} from '../src/cli/flags.js'
 import {resolveConnection} from '../src/config.js'
 import {SIGNAL_EXIT, UsageError} from '../src/core/errors.js'
-import {parseDuration} from '../src/core/time.js'
 
 export default class ConsumeCommand extends OutboxCommand {
   static override summary = 'Consume what the relay published: each event applied once through the inbox, acked only after its transaction committed'
@@ -28,10 +26,10 @@ Runs until SIGTERM or SIGINT (then the handlers in flight finish and are acked, 
     from: Flags.string({description: 'broker URL (amqp://, nats://, redis://) or http://HOST:PORT/PATH to listen on', required: true, helpValue: 'URL'}),
     consumer: Flags.string({description: 'the consumer\'s name: dedupe is per (consumer, event id); also the default queue, durable or group', required: true, helpValue: 'NAME'}),
     handler: Flags.string({description: 'module whose default export is async (event, tx) => void', required: true, helpValue: 'FILE'}),
-    concurrency: Flags.string({description: 'messages handled at once', default: '1', helpValue: 'N'}),
-    'max-events': Flags.string({description: 'stop after this many messages were settled (acked or dead-lettered)', helpValue: 'N'}),
-    'max-attempts': Flags.string({description: 'deliveries of a message whose handler fails before it is dead-lettered', default: '5', helpValue: 'N'}),
-    'retry-delay': Flags.string({description: 'wait before a message whose handler failed is delivered again', default: '1s', helpValue: 'DURATION'}),
+    concurrency: positiveInt({description: 'messages handled at once', default: '1', helpValue: 'N', max: 256}),
+    'max-events': positiveInt({description: 'stop after this many messages were settled (acked or dead-lettered)', helpValue: 'N', max: Number.MAX_SAFE_INTEGER}),
+    'max-attempts': positiveInt({description: 'deliveries of a message whose handler fails before it is dead-lettered', default: '5', helpValue: 'N', max: 1000}),
+    'retry-delay': duration({description: 'wait before a message whose handler failed is delivered again', default: '1s', helpValue: 'DURATION'}),
     'check-version': Flags.boolean({description: 'skip (as stale) an event whose aggregate version is not above the last one applied'}),
     'log-format': Flags.string({description: 'log lines on stderr', options: ['text', 'json'], default: 'text'}),
     quiet: Flags.boolean({description: 'log warnings and errors only'}),
@@ -41,8 +39,8 @@ Runs until SIGTERM or SIGINT (then the handlers in flight finish and are acked, 
     declare: Flags.boolean({description: 'amqp: declare the queue, the exchanges and the binding (--no-declare: use the queue as it is)', default: true, allowNo: true, helpGroup: 'BROKER'}),
     stream: Flags.string({description: 'nats: the relay\'s JetStream stream (required); redis: the stream key (default outbox)', helpGroup: 'BROKER'}),
     subject: Flags.string({description: 'nats: only subjects matching this filter, e.g. orders.>', helpGroup: 'BROKER'}),
-    'ack-wait': Flags.string({description: 'nats: AckWait of the durable consumer (default 30s)', helpGroup: 'BROKER', helpValue: 'DURATION'}),
-    'claim-idle': Flags.string({description: 'redis: take over entries another consumer left pending this long (default 30s)', helpGroup: 'BROKER', helpValue: 'DURATION'}),
+    'ack-wait': duration({description: 'nats: AckWait of the durable consumer (default 30s)', helpGroup: 'BROKER', helpValue: 'DURATION'}),
+    'claim-idle': duration({description: 'redis: take over entries another consumer left pending this long (default 30s)', helpGroup: 'BROKER', helpValue: 'DURATION'}),
     instance: Flags.string({description: 'redis: this process\'s name in the group (default host-pid)', helpGroup: 'BROKER'}),
   }
 
@@ -58,10 +56,10 @@ Runs until SIGTERM or SIGINT (then the handlers in flight finish and are acked, 
     if (flags.declare === false && kind !== 'amqp') throw new UsageError(`--no-declare does not apply to ${kind}`, 'It is for amqp')
     if (kind === 'nats' && !flags.stream) throw new UsageError('--from nats:// needs --stream', 'e.g. --stream ORDERS, the relay\'s --stream')
     const options = {
-      concurrency: positiveInt(flags.concurrency, 'concurrency', 256),
-      maxEvents: flags['max-events'] === undefined ? undefined : positiveInt(flags['max-events'], 'max-events', Number.MAX_SAFE_INTEGER),
-      maxAttempts: positiveInt(flags['max-attempts'], 'max-attempts', 1000),
-      retryDelayMs: parseDuration(flags['retry-delay'], 'retry-delay'),
+      concurrency: flags.concurrency,
+      maxEvents: flags['max-events'],
+      maxAttempts: flags['max-attempts'],
+      retryDelayMs: flags['retry-delay'],
     }
     const broker = {
       queue: flags.queue,
@@ -70,8 +68,8 @@ Runs until SIGTERM or SIGINT (then the handlers in flight finish and are acked, 
       declare: flags.declare,
       stream: flags.stream,
       subject: flags.subject,
-      ackWaitMs: flags['ack-wait'] === undefined ? undefined : parseDuration(flags['ack-wait'], 'ack-wait'),
-      claimIdleMs: flags['claim-idle'] === undefined ? undefined : parseDuration(flags['claim-idle'], 'claim-idle'),
+      ackWaitMs: flags['ack-wait'],
+      claimIdleMs: flags['claim-idle'],
       consumerName: flags.instance,
     }
     const settings = resolveConnection({url: flags.url, config: flags.config, ...tableNamesFrom(flags)})
