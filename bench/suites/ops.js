@@ -393,7 +393,7 @@ function markdown(status, tp, memory, purgeControl) {
   const lines = [
     'Status reads the pending rows (PostgreSQL/SQLite: the partial index `(created_at, id) WHERE published_at IS NULL AND failed_at IS NULL`; MySQL: the prefix `(NULL, NULL)` of `(published_at, failed_at, created_at, id)`), the failed rows (partial `failed_at` index; MySQL: the prefix `(NULL, NOT NULL)`), and the window (partial `published_at` index; MySQL: a `published_at` range of the same index). Only history grows between rows of this table: same backlog (1000 pending, 50 failed, 1000 published in the window).',
     '',
-    `"rows read" is what the status statements read from the table as the server counts them (PostgreSQL EXPLAIN ANALYZE, MariaDB ANALYZE; SQLite counts none, its plans go through the partial indexes, checked in test/ops-status-reads.test.ts): the backlog, 2051 rows, at every size. The times are a median of ${status[0]?.plain.runs} calls after the server has written the load out.`,
+    `"rows read" is what the status statements read from the table as the server counts them (PostgreSQL EXPLAIN ANALYZE, MariaDB ANALYZE; SQLite counts none, its plans go through the partial indexes, checked in test/ops/status-reads.test.ts): the backlog, 2051 rows, at every size. The times are a median of ${status[0]?.plain.runs} calls after the server has written the load out.`,
     '',
     '| dialect | rows | status median ms (min-max) | ratio to smallest | --by type median ms (min-max) | ratio | rows read |',
     '|---|---:|---:|---:|---:|---:|---:|',

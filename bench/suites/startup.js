@@ -62,6 +62,6 @@ ${row('`outbox init --dialect postgres`', outbox)}
 ${row('empty oclif command', empty)}
 
 Ratio of medians: **${fmt(ratio, 2)}x** (median of per-pair ratios ${fmt(pairRatio, 2)}x), ${verdict}.
-No database driver is imported (\`test/cli.test.ts\` checks that pg, mysql2 and better-sqlite3 stay unloaded).`
+No database driver is imported (\`test/cli/commands.test.ts\` checks that pg, mysql2 and better-sqlite3 stay unloaded).`
   return {title: 'Start-up: outbox init vs an empty oclif command', markdown, raw: {runs, target: TARGET, ratio, pairRatio, outbox, empty, times, ratios}}
 }

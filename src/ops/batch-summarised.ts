@@ -54,7 +54,7 @@ const EMPTY: BatchSummaryRow = {seen: 0, changed: 0, by_type: null, sample: null
  * stops (second SIGTERM, --timeout, crash) while its batch waits on a lock leaves a
  * transaction that can never commit. An autocommitted statement would go on waiting on the
  * server and commit the batch after the process had reported it rolled back (tried: it broke
- * exactly that in test/ops-interrupt.test.ts).
+ * exactly that in test/ops/interrupt.test.ts).
  */
 export async function forEachSummarisedBatch(ctx: OpsContext, work: SummarisedWork, options: BatchOptions, onBatch: (summary: BatchSummary) => void): Promise<Progress> {
   const bounds = ctx.db.dialect.batches.plan.keysetBounds

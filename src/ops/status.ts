@@ -66,7 +66,7 @@ export interface StatusStatements {
 /**
  * The statements readStatus runs at the database instant `now`: each reads the pending rows,
  * the failed rows or the window through an index, never the history
- * (test/ops-status-reads.test.ts counts the rows each one reads).
+ * (test/ops/status-reads.test.ts counts the rows each one reads).
  */
 export async function statusStatements(db: Db, names: TableNames, options: StatusOptions, now: Date): Promise<StatusStatements> {
   const ctx = await opsContext(db, names)
