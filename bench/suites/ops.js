@@ -275,8 +275,8 @@ export async function youngGeneration(url, sizes, log) {
 }
 
 // OUTBOX_BENCH_OPS_ROWS: the full run's sizes scaled so that its 1M becomes this many rows
-// (100k -> a tenth of it, 10M -> ten times it), pairs and batches unchanged: the same plan in a
-// few minutes instead of ~26, e.g. for a round of `npm run bench -- compare ops`.
+// (100k -> a tenth of it, 10M -> ten times it), pairs and batches unchanged: the same plan, short
+// enough for a round of `npm run bench -- compare ops`.
 const FULL_ROWS = 1_000_000
 
 /** The run's scale against the full plan (1 = full size), from OUTBOX_BENCH_OPS_ROWS. */
