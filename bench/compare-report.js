@@ -30,7 +30,7 @@ export function summarise(runs) {
 
 /** Where the head's median falls against the base's rounds: inside their range, or past every one of them. */
 function standing(better, base, head) {
-  if (!base.length || !Number.isFinite(head)) return 'n/a'
+  if (base.length < 2 || !Number.isFinite(head)) return 'n/a (needs two base rounds)'
   const [low, high] = [Math.min(...base), Math.max(...base)]
   if (head >= low && head <= high) return 'within the base rounds'
   const higher = head > high
