@@ -1,10 +1,10 @@
 // The "business transaction" of the producer benchmarks: insert an order row, optionally
 // write its event with writeEvent / writeEventSync, commit. Native drivers, as a user has them.
 import {randomUUID} from 'node:crypto'
-import Database from 'better-sqlite3'
-import mysql from 'mysql2/promise'
-import pg from 'pg'
-import {lib} from './servers.js'
+import {driver, lib} from './lib-under-test.js'
+
+// The build under test's own drivers (see driver()): its connections and these share one SQLite.
+const [Database, mysql, pg] = await Promise.all([driver('better-sqlite3'), driver('mysql2/promise'), driver('pg')])
 
 const ORDER_DDL = {
   postgres: (t) => `CREATE TABLE ${t} (id uuid PRIMARY KEY, customer text NOT NULL, total_cents integer NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`,

@@ -3,7 +3,7 @@
 // prints {changed, seconds, maxRssMb, maxBatchMs, liveHeapMb} as JSON. With `gcEvery` (and node
 // --expose-gc) it collects garbage fully every that many batches and reports the heap still
 // live after it (first, last, max sample): what the run keeps, apart from V8's sizing.
-import {archive, openDb, replay} from '../dist/src/index.js'
+import {archive, openDb, replay} from './lib-under-test.js'
 
 const {op, url, names, options, gcEvery} = JSON.parse(process.argv[2])
 const db = await openDb(url)

@@ -1,8 +1,6 @@
 // Outbox helpers shared by the suites: fresh tables, bulk seeding, a no-op publisher.
 import {randomBytes} from 'node:crypto'
-import {lib} from './servers.js'
-
-const {applyInit, raw, sql} = lib
+import {applyInit, dialectOf, raw, sql} from './lib-under-test.js'
 
 /** Drops and creates a uniquely named outbox table (plus inbox/archive names, unused). */
 export async function freshTables(db, prefix) {
@@ -13,12 +11,12 @@ export async function freshTables(db, prefix) {
 }
 
 export async function dropTables(db, names) {
-  await db.execute(sql`DROP TABLE IF EXISTS ${raw(db.dialect.render.table(names, 'outbox'))}`).catch(() => {})
+  await db.execute(sql`DROP TABLE IF EXISTS ${raw(dialectOf(db).render.table(names, 'outbox'))}`).catch(() => {})
 }
 
 /** PostgreSQL: n small pending events in one statement, created_at increasing, then ANALYZE. */
 export async function seedPostgres(db, names, n) {
-  const table = raw(db.dialect.render.table(names, 'outbox'))
+  const table = raw(dialectOf(db).render.table(names, 'outbox'))
   await db.execute(sql`INSERT INTO ${table} (id, event_type, aggregate_id, payload, created_at)
 SELECT gen_random_uuid(), 'order.created', 'order-' || i, jsonb_build_object('n', i), clock_timestamp()
 FROM generate_series(1, ${n}::int) AS i`)

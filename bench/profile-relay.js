@@ -9,6 +9,7 @@
 // Add `node --cpu-prof --cpu-prof-dir=/tmp/prof` for a CPU profile of the drain.
 import pg from 'pg'
 import {dropTables, freshTables, noopPublisher, seedPostgres} from './outbox.js'
+import {dialectOf} from './lib-under-test.js'
 import {ensurePgDatabase, lib, PG_URL} from './servers.js'
 
 const arg = (name, fallback) => {
@@ -86,9 +87,9 @@ if (graphile) {
   const db = await lib.openDb(PG_URL, {poolSize: concurrency + 1, asyncCommit: !durable})
   const names = await freshTables(db, 'prof')
   const fillfactor = arg('fillfactor', 0)
-  if (fillfactor) await db.execute(lib.sql`ALTER TABLE ${lib.raw(db.dialect.render.table(names, 'outbox'))} SET (fillfactor = ${lib.raw(String(fillfactor))})`)
+  if (fillfactor) await db.execute(lib.sql`ALTER TABLE ${lib.raw(dialectOf(db).render.table(names, 'outbox'))} SET (fillfactor = ${lib.raw(String(fillfactor))})`)
   await seedPostgres(db, names, n)
-  const d = db.dialect
+  const d = dialectOf(db)
   const explain = async (label, statement) => {
     const {text, params} = d.render.compile(statement)
     const client = new pg.Client({connectionString: PG_URL})

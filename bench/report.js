@@ -37,7 +37,10 @@ export function machineMarkdown(m) {
  */
 export function writeBenchmarks(root) {
   const resultsDir = join(root, 'bench/results')
-  const files = readdirSync(resultsDir).sort()
+  // compare.md / compare.json are a before/after of two builds (bench/compare.js), not a suite's section
+  const files = readdirSync(resultsDir)
+    .filter((f) => !f.startsWith('compare.'))
+    .sort()
   const sections = files.filter((f) => f.endsWith('.md')).map((f) => readFileSync(join(resultsDir, f), 'utf8'))
   const latest = files
     .filter((f) => f.endsWith('.json'))

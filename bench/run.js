@@ -3,6 +3,7 @@
 // the compiled code (dist/) and the local servers, writes bench/results/<suite>.json and .md,
 // and rebuilds BENCHMARKS.md from every suite's latest results.
 // `npm run bench -- --report`: only that rebuild (after merging branches that reran suites).
+// `npm run bench -- compare ...`: the same suites on two builds, side by side (bench/compare.js).
 //
 // A suite is bench/suites/<name>.js exporting `default async function ({quick, log})`
 // returning {title, markdown, raw}. Figures inside a suite are ratios against a baseline
@@ -10,6 +11,7 @@
 import {existsSync, readdirSync, writeFileSync} from 'node:fs'
 import {basename, join} from 'node:path'
 import {writeBenchmarks} from './report.js'
+import {ENTRY} from './tree.js'
 
 const root = new URL('..', import.meta.url).pathname
 const suitesDir = join(root, 'bench/suites')
@@ -18,6 +20,11 @@ const args = process.argv.slice(2)
 const quick = args.includes('--quick')
 const wanted = args.filter((a) => !a.startsWith('--'))
 const log = (line) => process.stdout.write(`${line}\n`)
+
+if (args[0] === 'compare') {
+  const {compare} = await import('./compare.js')
+  process.exit(await compare(args.slice(1)))
+}
 
 if (args.includes('--report')) {
   if (args.length > 1) {
@@ -28,8 +35,8 @@ if (args.includes('--report')) {
   process.exit(0)
 }
 
-if (!existsSync(join(root, 'dist/src/index.js'))) {
-  console.error('bench: dist/ is missing; run `npm run build` (npm ci does it) first')
+if (!existsSync(ENTRY)) {
+  console.error(`bench: ${ENTRY} is missing; run \`npm run build\` (npm ci does it) first`)
   process.exit(2)
 }
 

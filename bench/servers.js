@@ -1,15 +1,16 @@
-// Where the benchmark suites connect, and the compiled library they measure.
+// Where the benchmark suites connect; `lib` is the compiled library they measure (lib-under-test.js).
 // Defaults are this machine's servers; override with OUTBOX_BENCH_PG_URL / OUTBOX_BENCH_MYSQL_URL.
 import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import pg from 'pg'
+import {lib} from './lib-under-test.js'
 
 // Its own database, so peers' schemas (pg-boss, graphile-worker) never land in the tests' one.
 export const PG_URL = process.env.OUTBOX_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/outbox_bench'
 export const MYSQL_URL = process.env.OUTBOX_BENCH_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test'
 
-export const lib = await import(new URL('../dist/src/index.js', import.meta.url).href)
+export {lib} from './lib-under-test.js'
 
 const dirs = []
 process.on('exit', () => dirs.forEach((d) => rmSync(d, {recursive: true, force: true})))

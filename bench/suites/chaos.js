@@ -7,10 +7,9 @@
 // runs all of them: the targets, which are for the whole default run, are not judged.
 import {spawnSync} from 'node:child_process'
 import {loadavg} from 'node:os'
-import {join} from 'node:path'
 import {fmt, median} from '../lib.js'
+import {BIN} from '../tree.js'
 
-const root = new URL('../..', import.meta.url).pathname
 const TARGETS = [
   {dialect: 'sqlite', args: [], targetS: 30, quick: ['--steps', 'producer.before-commit,producer.after-commit,relay.after-claim', '--scenarios', 'broker-down']},
   {dialect: 'postgres', args: ['--url', process.env.OUTBOX_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'], targetS: 60, quick: ['--steps', 'relay.mid-batch,relay.after-send,relay.after-mark', '--scenarios', 'out-of-order,poison']},
@@ -20,7 +19,7 @@ const TARGETS = [
 function runOnce(args) {
   const load = loadavg()[0]
   const start = process.hrtime.bigint()
-  const r = spawnSync(process.execPath, [join(root, 'bin/run.js'), 'chaos', '--json', ...args], {encoding: 'utf8', maxBuffer: 64 << 20, env: {...process.env, NO_COLOR: '1'}})
+  const r = spawnSync(process.execPath, [BIN, 'chaos', '--json', ...args], {encoding: 'utf8', maxBuffer: 64 << 20, env: {...process.env, NO_COLOR: '1'}})
   const seconds = Number(process.hrtime.bigint() - start) / 1e9
   if (r.status !== 0) throw new Error(`outbox chaos ${args.join(' ')} exited ${r.status}: ${r.stderr.trim().split('\n').pop()}`)
   const report = JSON.parse(r.stdout)

@@ -1,23 +1,18 @@
 // Relay throughput (events/s, batch 100, no-op publisher) on each dialect, against a raw loop
-// that runs the SAME claim and mark statements (text from dist/dialects) directly on the
+// that runs the SAME claim and mark statements (the dialect's, from the library) directly on the
 // driver and nothing else. Runs are interleaved pair by pair, alternating which goes first,
 // and each run starts from a freshly seeded table. On PostgreSQL also 1, 2 and 4 relay instances.
 // --quick: 3 pairs instead of 21 and 1000 events (SQLite 3000) instead of 3000-10000 per run.
 import {randomUUID} from 'node:crypto'
 import {loadavg} from 'node:os'
 import {fmt, median, percentile, summary} from '../lib.js'
-
-const dist = new URL('../../dist/', import.meta.url)
-const {Relay} = await import(new URL('src/relay/relay.js', dist))
-const {openDb} = await import(new URL('src/db/index.js', dist))
-const {applyInit} = await import(new URL('src/schema/init.js', dist))
-const {DIALECTS, join, raw: rawSql, sql} = await import(new URL('dialects/index.js', dist))
-const {READ_COMMITTED} = await import(new URL('dialects/mysql/index.js', dist))
+import {sqliteUrl} from '../servers.js'
+import {applyInit, DIALECTS, dialectOf, driver, join, MYSQL_READ_COMMITTED, openDb, raw as rawSql, Relay, sql} from '../lib-under-test.js'
 
 const URLS = {
   postgres: process.env.OUTBOX_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
   mysql: process.env.OUTBOX_BENCH_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test',
-  sqlite: `sqlite:/tmp/outbox-bench-relay-${process.pid}.db`,
+  sqlite: sqliteUrl(), // removed when the process exits
 }
 const BATCH = 100
 const TARGET = 0.85
@@ -27,7 +22,7 @@ const noop = {name: 'noop', publish: async (events) => events.map(() => ({ok: tr
 
 /** Fresh table contents: `count` pending events, created_at increasing. */
 async function seed(db, names, count) {
-  const d = db.dialect
+  const d = dialectOf(db)
   const table = rawSql(d.render.table(names, 'outbox'))
   await db.execute(d.name === 'sqlite' ? sql`DELETE FROM ${table}` : sql`TRUNCATE TABLE ${table}`)
   if (d.name === 'postgres') {
@@ -60,7 +55,7 @@ async function rawLoop(dialectName, url, names) {
   const plan = d.relay.claim(names, options)
   let total = 0
   if (dialectName === 'postgres') {
-    const pg = (await import('pg')).default
+    const pg = await driver('pg')
     const client = new pg.Client({connectionString: url})
     await client.connect()
     const claim = d.render.compile(plan.statement)
@@ -77,10 +72,10 @@ async function rawLoop(dialectName, url, names) {
     return {total, ms}
   }
   if (dialectName === 'mysql') {
-    const mysql2 = (await import('mysql2/promise')).default
+    const mysql2 = await driver('mysql2/promise')
     const u = new URL(url)
     const conn = await mysql2.createConnection({host: u.hostname, port: Number(u.port || 3306), user: decodeURIComponent(u.username), password: decodeURIComponent(u.password), database: u.pathname.slice(1), timezone: 'Z'})
-    await conn.query(READ_COMMITTED)
+    await conn.query(MYSQL_READ_COMMITTED)
     await conn.query("SET time_zone = '+00:00'")
     const lock = d.render.compile(plan.lock)
     const started = performance.now()
@@ -103,7 +98,7 @@ async function rawLoop(dialectName, url, names) {
     await conn.end()
     return {total, ms}
   }
-  const Database = (await import('better-sqlite3')).default
+  const Database = await driver('better-sqlite3')
   const database = new Database(url.slice('sqlite:'.length), {timeout: 5000})
   database.pragma('journal_mode = WAL')
   database.pragma('synchronous = NORMAL')
@@ -200,7 +195,7 @@ export default async function relay({quick, log}) {
         log(`postgres scale run ${i + 1}: 1 relay ${fmt(pair[1], 0)}/s, 2 relays ${fmt(pair[2], 0)}/s, 4 relays ${fmt(pair[4], 0)}/s (x${fmt(pair[2] / pair[1], 2)}, x${fmt(pair[4] / pair[1], 2)})`)
       }
     }
-    await db.execute(sql`DROP TABLE IF EXISTS ${rawSql(db.dialect.render.table(names, 'outbox'))}`)
+    await db.execute(sql`DROP TABLE IF EXISTS ${rawSql(dialectOf(db).render.table(names, 'outbox'))}`)
     await db.close()
     const quartiles = {p25: percentile(r.ratio, 25), p75: percentile(r.ratio, 75)}
     raw[dialect] = {events: n, raw: summary(r.raw), relay: summary(r.relay), ratio: {...summary(r.ratio), ...quartiles, pairs: r.ratio}, ...(r.scale ? {one: summary(r.one), two: summary(r.two), four: summary(r.four), scale2: summary(r.scale2), scale: summary(r.scale)} : {})}
@@ -221,7 +216,7 @@ export default async function relay({quick, log}) {
   const markdown = `${quick ? `**Quick run**: ${runs} pairs instead of 21, smaller tables.\n\n` : ''}Relay throughput with a no-op publisher, batch ${BATCH}, each run draining a freshly seeded
 table (${counts.postgres} events on PostgreSQL, ${counts.sqlite} on SQLite, ${counts.mysql} on MariaDB). The baseline is a raw
 loop on the bare driver (pg Client / mysql2 connection / better-sqlite3) running the same
-claim and mark statements, their text taken from \`dist/dialects\`, with nothing else: no
+claim and mark statements, their text taken from the dialect, with nothing else: no
 pool, no result mapping, no sorting, no settle logic. ${runs} interleaved pairs per dialect,
 alternating which runs first; the ratio is taken per pair, median (min–max). Target: at
 least ${TARGET * 100}%. Load average (2 cores, shared): ${load}; single runs swing widely, hence
@@ -242,4 +237,21 @@ sharing the table), same seeded table per run, ${runs} interleaved runs (order r
 ${scaleText}
 `
   return {title: 'Relay throughput', markdown, raw}
+}
+
+/** The figures `npm run bench -- compare` puts side by side: relay / raw per dialect, and PostgreSQL's scaling. */
+export function headline(raw) {
+  const figures = Object.entries(raw).map(([dialect, r]) => ({
+    key: `${dialect} relay/raw`,
+    label: `${dialect}: relay / raw loop (${r.ratio.runs} pairs, ${r.events} events each, median)`,
+    value: r.ratio.median,
+    better: 'higher',
+  }))
+  if (raw.postgres?.scale) {
+    figures.push(
+      {key: 'postgres 2/1 relays', label: 'postgres: 2 relays / 1 (median of runs)', value: raw.postgres.scale2.median, better: 'higher'},
+      {key: 'postgres 4/1 relays', label: 'postgres: 4 relays / 1 (median of runs)', value: raw.postgres.scale.median, better: 'higher'},
+    )
+  }
+  return figures
 }

@@ -6,13 +6,14 @@ import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {Plugin} from '@oclif/core'
 import {fmt, median, summary} from '../lib.js'
+import {BIN} from '../tree.js'
 
 const root = new URL('../..', import.meta.url).pathname
 const fixture = join(root, 'bench/fixtures/empty-cli')
 const TARGET = 1.3
 
 const commands = {
-  outbox: [join(root, 'bin/run.js'), 'init', '--dialect', 'postgres'],
+  outbox: [BIN, 'init', '--dialect', 'postgres'],
   empty: [join(fixture, 'bin/run.js'), 'noop'],
 }
 
@@ -64,4 +65,13 @@ ${row('empty oclif command', empty)}
 Ratio of medians: **${fmt(ratio, 2)}x** (median of per-pair ratios ${fmt(pairRatio, 2)}x), ${verdict}.
 No database driver is imported (\`test/cli/commands.test.ts\` checks that pg, mysql2 and better-sqlite3 stay unloaded).`
   return {title: 'Start-up: outbox init vs an empty oclif command', markdown, raw: {runs, target: TARGET, ratio, pairRatio, outbox, empty, times, ratios}}
+}
+
+/** The figures `npm run bench -- compare` puts side by side: outbox init against the empty oclif command. */
+export function headline(raw) {
+  return [
+    {key: 'outbox/empty', label: `outbox init / empty oclif command (ratio of medians, ${raw.runs} runs each)`, value: raw.ratio, better: 'lower'},
+    {key: 'outbox/empty pairs', label: 'outbox init / empty oclif command (median of per-pair ratios)', value: raw.pairRatio, better: 'lower'},
+    {key: 'outbox ms', label: 'outbox init, median ms (absolute: moves with the machine)', value: raw.outbox.median, better: 'lower'},
+  ]
 }
