@@ -60,7 +60,7 @@ export function parseBrokerUrl(url: string | undefined): BrokerSpec | undefined 
   if (!url || url === 'loopback') return undefined
   if (/^amqps?:\/\//i.test(url)) return {kind: 'amqp', url}
   if (/^nats:\/\//i.test(url)) return {kind: 'nats', url}
-  throw new UsageError(`unsupported --broker ${JSON.stringify(url.replace(/\/\/[^@/]*@/, '//***@'))}`, 'Use amqp://... (RabbitMQ) or nats://... (JetStream), or omit it for the loopback broker')
+  throw new UsageError((o) => `unsupported ${o('broker')} ${JSON.stringify(url.replace(/\/\/[^@/]*@/, '//***@'))}`, 'Use amqp://... (RabbitMQ) or nats://... (JetStream), or omit it for the loopback broker')
 }
 
 export async function checkOptions(options: ChaosOptions): Promise<CheckedOptions> {
@@ -70,7 +70,7 @@ export async function checkOptions(options: ChaosOptions): Promise<CheckedOption
   const relays = options.relays ?? 1
   const orders = options.orders ?? 3
   for (const [name, value, min] of [['iterations', iterations, 1], ['relays', relays, 1], ['orders', orders, 1]] as const) {
-    if (!Number.isSafeInteger(value) || value < min) throw new UsageError(`--${name} must be a whole number >= ${min} (got ${value})`, `Pass e.g. --${name} 2`)
+    if (!Number.isSafeInteger(value) || value < min) throw new UsageError((o) => `${o(name)} must be a whole number >= ${min} (got ${value})`, (o) => `Pass e.g. ${o(name)} 2`)
   }
   const unknown = steps.filter((s) => !STEPS.includes(s))
   if (unknown.length) throw new UsageError(`unknown step ${unknown.join(', ')}`, `Steps: ${STEPS.join(', ')}`)

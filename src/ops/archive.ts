@@ -68,7 +68,7 @@ async function selection(db: Db, options: ArchiveOptions) {
   const now = await databaseNow(db)
   const before = await pointInTime(options.before, 'before', now)
   const minAge = options.minPublishedAgeMs ?? DEFAULT_MIN_PUBLISHED_AGE_MS
-  if (!Number.isFinite(minAge) || minAge < 0) throw new UsageError('--min-published-age must not be negative', 'Use e.g. 24h')
+  if (!Number.isFinite(minAge) || minAge < 0) throw new UsageError((o) => `${o('minPublishedAgeMs')} must not be negative`, 'Use e.g. 24h')
   const publishedBefore = options.publishedBefore ?? new Date(now.getTime() - minAge)
   const t = db.dialect.render.timeParam.bind(db.dialect)
   const where: Where = (eb) => [

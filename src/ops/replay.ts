@@ -78,13 +78,13 @@ const SAMPLE = 10
 /** Throws a UsageError for a selection that would be too broad or contradictory. */
 export function checkSelection(s: ReplaySelection): void {
   if (s.since === undefined && !s.ids?.length && !s.failedOnly) {
-    throw new UsageError('replay needs --since, --ids or --failed', 'e.g. outbox replay --since 2h, or --failed, or --ids ID,ID')
+    throw new UsageError((o) => `replay needs ${o('since')}, ${o('ids')} or ${o('failedOnly')}`, (o) => `e.g. outbox replay ${o('since')} 2h, or ${o('failedOnly')}, or ${o('ids')} ID,ID`)
   }
-  if (s.failedOnly && s.fromArchive) throw new UsageError('--failed and --from-archive exclude each other', 'The archive holds published events only')
-  for (const id of s.ids ?? []) if (!isUuid(id)) throw new UsageError(`--ids: ${JSON.stringify(id)} is not an event id`, 'Give comma-separated UUIDs')
+  if (s.failedOnly && s.fromArchive) throw new UsageError((o) => `${o('failedOnly')} and ${o('fromArchive')} exclude each other`, 'The archive holds published events only')
+  for (const id of s.ids ?? []) if (!isUuid(id)) throw new UsageError((o) => `${o('ids')}: ${JSON.stringify(id)} is not an event id`, 'Give comma-separated UUIDs')
   // an empty value matches nothing: a mistake (an unset shell variable), not a selection
-  const empty = [['type', s.types?.some((t) => t.trim() === '')], ['aggregate', s.aggregateId?.trim() === ''], ['aggregate-type', s.aggregateType?.trim() === '']] as const
-  for (const [flag, isEmpty] of empty) if (isEmpty) throw new UsageError(`--${flag} is empty`, `Give a value, or leave --${flag} out`)
+  const empty = [['types', s.types?.some((t) => t.trim() === '')], ['aggregateId', s.aggregateId?.trim() === ''], ['aggregateType', s.aggregateType?.trim() === '']] as const
+  for (const [option, isEmpty] of empty) if (isEmpty) throw new UsageError((o) => `${o(option)} is empty`, (o) => `Give a value, or leave ${o(option)} out`)
 }
 
 /**
@@ -116,7 +116,7 @@ async function resolve(db: Db, names: TableNames, s: ReplaySelection): Promise<R
   const now = await databaseNow(db)
   const since = s.since === undefined ? undefined : await pointInTime(s.since, 'since', now)
   const until = s.until === undefined ? undefined : await pointInTime(s.until, 'until', now)
-  if (since && until && until <= since) throw new UsageError('--until is not after --since', 'The range is since (inclusive) to until (exclusive)')
+  if (since && until && until <= since) throw new UsageError((o) => `${o('until')} is not after ${o('since')}`, 'The range is since (inclusive) to until (exclusive)')
   const t = db.dialect.render.timeParam.bind(db.dialect)
   const where: Where = (eb) => [
     ...(since ? [eb('created_at', '>=', t(since))] : []),

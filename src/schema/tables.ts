@@ -27,22 +27,22 @@ const WITH_SCHEMAS = Object.values(DIALECTS)
   .map((d) => d.displayName)
   .join(', ')
 
-/** Throws a UsageError naming the flag unless `name` is a plain identifier the dialect accepts. */
-export function validateIdentifier(name: string, flag: string, dialect?: Dialect, reserveForSuffix = 0): string {
-  if (name === '') throw new UsageError(`--${flag} is empty`, 'Give a table name such as outbox_events')
+/** Throws a UsageError naming the option (table, inboxTable, archiveTable, schema) unless `name` is a plain identifier the dialect accepts. */
+export function validateIdentifier(name: string, option: string, dialect?: Dialect, reserveForSuffix = 0): string {
+  if (name === '') throw new UsageError((o) => `${o(option)} is empty`, 'Give a table name such as outbox_events')
   if (!IDENTIFIER.test(name)) {
     throw new UsageError(
-      `--${flag} ${JSON.stringify(name)} is not a valid identifier`,
+      (o) => `${o(option)} ${JSON.stringify(name)} is not a valid identifier`,
       'Use letters, digits and underscores, starting with a letter or underscore',
     )
   }
   if (RESERVED.has(name.toLowerCase())) {
-    throw new UsageError(`--${flag} ${JSON.stringify(name)} is a reserved SQL word`, 'Choose another name, e.g. app_' + name)
+    throw new UsageError((o) => `${o(option)} ${JSON.stringify(name)} is a reserved SQL word`, 'Choose another name, e.g. app_' + name)
   }
   const max = (dialect?.render.maxIdentifierLength ?? 63) - reserveForSuffix
   if (name.length > max) {
     throw new UsageError(
-      `--${flag} ${JSON.stringify(name)} is ${name.length} characters; at most ${max} fit on ${dialect?.name ?? 'every dialect'}`,
+      (o) => `${o(option)} ${JSON.stringify(name)} is ${name.length} characters; at most ${max} fit on ${dialect?.name ?? 'every dialect'}`,
       reserveForSuffix ? 'Index names append a suffix to the table name; shorten it' : 'Shorten it',
     )
   }
@@ -66,12 +66,12 @@ export function resolveTables(flags: TableFlags, dialect?: Dialect): TableNames 
   const longestSuffix = (base: string) =>
     Math.max(0, ...Object.values(indexNames(names)).filter((n) => n.startsWith(base + '_')).map((n) => n.length - base.length))
   validateIdentifier(names.outbox, 'table', dialect, longestSuffix(names.outbox))
-  validateIdentifier(names.inbox, 'inbox-table', dialect, longestSuffix(names.inbox))
-  validateIdentifier(names.archive, 'archive-table', dialect, longestSuffix(names.archive))
+  validateIdentifier(names.inbox, 'inboxTable', dialect, longestSuffix(names.inbox))
+  validateIdentifier(names.archive, 'archiveTable', dialect, longestSuffix(names.archive))
   const distinct = new Set([names.outbox, names.inbox, names.archive])
-  if (distinct.size < 3) throw new UsageError('--table, --inbox-table and --archive-table must differ', 'Give each table its own name')
+  if (distinct.size < 3) throw new UsageError((o) => `${o('table')}, ${o('inboxTable')} and ${o('archiveTable')} must differ`, 'Give each table its own name')
   if (flags.schema !== undefined) {
-    if (dialect && !dialect.render.schemas) throw new UsageError(`--schema is for ${WITH_SCHEMAS}; ${dialect.name} has none`, 'Drop --schema')
+    if (dialect && !dialect.render.schemas) throw new UsageError((o) => `${o('schema')} is for ${WITH_SCHEMAS}; ${dialect.name} has none`, (o) => `Drop ${o('schema')}`)
     names.schema = validateIdentifier(flags.schema, 'schema', dialect)
   }
   return names

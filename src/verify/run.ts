@@ -78,9 +78,9 @@ async function runCheck(ctx: VerifyContext, check: Check, index: number, total: 
 function validate(url: string, options: VerifyOptions): void {
   const refused = dialectOfUrl(url).verify.urlProblem?.(url)
   if (refused) throw new UsageError(refused.message, refused.hint)
-  const range = (value: number | undefined, flag: string, max: number) => {
+  const range = (value: number | undefined, option: string, max: number) => {
     if (value !== undefined && (!Number.isSafeInteger(value) || value < 1 || value > max)) {
-      throw new UsageError(`--${flag} must be a whole number from 1 to ${max}`, `Use e.g. --${flag} 4`)
+      throw new UsageError((o) => `${o(option)} must be a whole number from 1 to ${max}`, (o) => `Use e.g. ${o(option)} 4`)
     }
   }
   range(options.claimers, 'claimers', 64)
