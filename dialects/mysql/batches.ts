@@ -13,7 +13,7 @@ const plan: SummaryThenChangePlan = {
   updateCounts: 'changed',
   // InnoDB stores rows in id order: a batch whose ids follow its (created_at, id) order is an
   // id range. Archive's copy and delete gain from reading it so; replay's UPDATE does not, so
-  // its summary skips the span and the descent count that costs (bench/notes/ops-plan.md).
+  // its summary skips the span and the descent count that costs (BENCHMARKS.md, figures behind the code's choices).
   locator: {kind: 'primary-key', updates: false},
   // no relaxedCommit: the flush policy is a global setting on MariaDB/MySQL
   summary: (wanted) => summary(wanted),

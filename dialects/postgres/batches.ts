@@ -14,7 +14,7 @@ const plan: OneStatementPlan = {
   idInBatch: 'id = ANY(ARRAY(SELECT id FROM batch))',
   relaxedCommit: {relax: sql`SET LOCAL synchronous_commit = off`, flush: sql`SELECT txid_current() AS flushed_through`},
   // the cursor comes from CTE batch_last, which every one-statement batch defines: sorting the
-  // batch a second time for it costs more (bench/notes/ops-plan.md, postgres summary)
+  // batch a second time for it costs more (BENCHMARKS.md, figures behind the code's choices, postgres summary)
   summary: ({sample, listed}) => ({
     columns: {
       seen: '(SELECT COUNT(*) FROM batch)',

@@ -36,7 +36,7 @@ const {skip, locator} = SUMMARY_INPUT
 /**
  * Read before the change, in one pass over the batch: a GROUP BY per type, summed up (cheaper
  * than handing the rows to JavaScript, or than a MATERIALIZED batch read by several
- * subqueries: bench/notes/ops-plan.md). The last row comes from max(created_at || char(1) ||
+ * subqueries: BENCHMARKS.md, figures behind the code's choices). The last row comes from max(created_at || char(1) ||
  * id): char(1) sorts below every character of a timestamp, so this max is the (created_at, id)
  * maximum even if created_at widths differ. The sample and skipped rows read the batch a second
  * time, only in the batches that need them (the first; one with leased rows); CASE evaluates

@@ -42,7 +42,7 @@ export interface MoveBatch {
  * <batch size>`: InnoDB's DELETE locks the index record after a range before it sees the range
  * has ended, so without the LIMIT it would wait on the next batch's first row whenever another
  * session holds it; with it, the scan stops at the batch's last row (and it is faster than by
- * id list: bench/notes/ops-plan.md). The LIMIT could only pick a wrong row if one entered the
+ * id list: BENCHMARKS.md, figures behind the code's choices). The LIMIT could only pick a wrong row if one entered the
  * range after the copy; the range ends at the batch's last row, so that row would then be the
  * one left behind: it must be gone, or the batch rolls back.
  *

@@ -123,7 +123,7 @@ export async function archive(db: Db, names: TableNames, options: ArchiveOptions
     if (!first.conflict) return first.result
     // An id the archive holds already failed one batch on its primary key (rolled back, nothing
     // of it written): the rest of the run takes over such rows. Only then, because the clause
-    // that does it costs every batch (bench/notes/ops-plan.md).
+    // that does it costs every batch (BENCHMARKS.md, figures behind the code's choices).
     const done = first.result
     const onProgress = options.onProgress && ((p: Progress) => options.onProgress!({...p, seen: p.seen + done.archived, changed: p.changed + done.archived, batches: p.batches + done.batches}))
     const rest = await moveAll(ctx, where, {...options, onProgress}, out, file, {replacing: true})

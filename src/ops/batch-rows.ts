@@ -20,7 +20,7 @@ export interface BatchRow {
  * each call in its own transaction with the batch's rows held as the plan's `exclusion` says
  * (FOR UPDATE; or the single writer's transaction). Stops when a batch comes back short.
  * `range` is the batch's (created_at, id) span: with `where`, it picks the held rows again in
- * one index range, which the server does far faster than an id list (bench/notes/ops-plan.md).
+ * one index range, which the server does far faster than an id list (BENCHMARKS.md, figures behind the code's choices).
  * A row outside the batch could only enter that span by changing its created_at or by being
  * inserted in the past, so a step that changes by range must check it changed exactly the
  * batch's rows (expectBatch).
@@ -45,7 +45,7 @@ export async function forEachBatch(
       .orderBy('id')
       .limit(options.size)
     if (plan.exclusion === 'row-locks') query = query.forUpdate()
-    // not REPEATED: a kept prepared statement made this read slower on MariaDB (bench/notes/ops-plan.md)
+    // not REPEATED: a kept prepared statement made this read slower on MariaDB (BENCHMARKS.md, figures behind the code's choices)
     return batchTransaction(db, async (tx) => {
       const rows = await run<BatchRow>(tx, query)
       if (rows.length === 0) return {seen: 0, changed: 0}

@@ -40,6 +40,6 @@ export function exec(target: Queryable, query: Compilable | Sql, options?: Query
 /**
  * For a statement every batch sends again with only its values changed: the server keeps it
  * parsed (and PostgreSQL, once its plan proves stable, planned) per connection, which saves
- * each batch its parse and plan (bench/notes/ops-plan.md).
+ * each batch its parse and plan (BENCHMARKS.md, figures behind the code's choices).
  */
 export const REPEATED: QueryOptions = {prepare: true}
