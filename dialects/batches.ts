@@ -206,11 +206,14 @@ type DbJson<T> = T | string
 
 export type SummaryColumn = keyof BatchSummaryRow
 
+/** The row's columns every summary returns (BatchSummaryRow's required members). */
+type EverySummary = {[K in SummaryColumn]-?: undefined extends BatchSummaryRow[K] ? never : K}[SummaryColumn]
+
 /** The columns every summary returns, one SQL expression each. */
-export type BatchSummaryColumns = Record<'seen' | 'changed' | 'by_type' | 'sample' | 'skipped_ids' | 'cursor_at' | 'cursor_id', string>
+export type BatchSummaryColumns = Record<EverySummary, string>
 
 /** A summary-then-change summary's columns: also `read_at`; `unchanged` and the span where its plan and `wanted` say. */
-export type ReadSummaryColumns = BatchSummaryColumns & {read_at: string} & Partial<Record<'unchanged' | 'span_lo' | 'span_hi', string>>
+export type ReadSummaryColumns = BatchSummaryColumns & {read_at: string} & Partial<Record<Exclude<SummaryColumn, EverySummary | 'read_at'>, string>>
 
 /** A summary as a plan gives it: an expression per column of the row, and the FROM clause they read. */
 export interface SummaryQuery<Columns> {

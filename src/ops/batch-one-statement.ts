@@ -1,7 +1,7 @@
 // One-statement batches (OneStatementPlan: data-modifying CTEs): one statement picks the next
 // batch after the cursor, changes it and returns either its rows or its summary.
 import {sql, type RawBuilder} from 'kysely'
-import type {OneStatementPlan} from '../../dialects/batches.js'
+import {SUMMARY_INPUT, type OneStatementPlan} from '../../dialects/batches.js'
 import type {Queryable} from '../db/index.js'
 import {after, atOrBefore, type Where} from './batch-keyset.js'
 import type {BatchRow} from './batch-rows.js'
@@ -39,7 +39,7 @@ export async function forEachStatementBatch(
 export function batchRead(ctx: OpsContext, where: Where, position: Where, size: number, skip?: RawBuilder<number>) {
   return ctx.k
     .selectFrom(ctx.names.outbox)
-    .select(['id', 'event_type', 'created_at', ...(skip ? [skip.as('skip')] : [])])
+    .select(['id', 'event_type', 'created_at', ...(skip ? [skip.as(SUMMARY_INPUT.skip)] : [])])
     .where((eb) => eb.and([...where(eb), ...position(eb)]))
     .orderBy('created_at')
     .orderBy('id')
