@@ -1,7 +1,7 @@
-// `npm run bench -- compare [--base DIR] [--head DIR] [--rounds N] [--quick] [--ops-rows N|full] [suite ...]`
+// `npm run bench -- compare [--base DIR] [--head DIR] [--rounds N] [--quick] [--alternate] [--ops-rows N|full] [suite ...]`
 // Runs the SAME suite code (this tree's bench/) against two builds, the base tree (default
 // /work/base, or OUTBOX_BENCH_BASE) and the head tree (default this one), base then head in each
-// round (ABAB...), each run in a process of its own that loads only its side's public entry
+// round (ABAB...; --alternate: head first in every second round, ABBA...), each run in a process of its own that loads only its side's public entry
 // (bench/lib-under-test.js). Writes bench/results/compare.md and compare.json after every suite:
 // per suite its headline figures (the suite's headline(raw)) side by side, each round's value and
 // the median. Suites: those with a headline (default: all of them). Both trees must be built.
@@ -21,12 +21,12 @@ const DEFAULT_OPS_ROWS = 100_000
 
 function usage(message) {
   console.error(`bench compare: ${message}
-usage: npm run bench -- compare [--base DIR] [--head DIR] [--rounds N] [--quick] [--ops-rows N|full] [suite ...]`)
+usage: npm run bench -- compare [--base DIR] [--head DIR] [--rounds N] [--quick] [--alternate] [--ops-rows N|full] [suite ...]`)
   process.exit(2)
 }
 
 function parse(args) {
-  const options = {base: process.env.OUTBOX_BENCH_BASE ?? '/work/base', head: root, rounds: 3, quick: false, opsRows: undefined, suites: []}
+  const options = {base: process.env.OUTBOX_BENCH_BASE ?? '/work/base', head: root, rounds: 3, quick: false, alternate: false, opsRows: undefined, suites: []}
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]
     const value = () => (i + 1 < args.length ? args[++i] : usage(`${arg} needs a value`))
@@ -34,6 +34,7 @@ function parse(args) {
     else if (arg === '--head') options.head = value()
     else if (arg === '--rounds') options.rounds = Number(value())
     else if (arg === '--quick') options.quick = true
+    else if (arg === '--alternate') options.alternate = true
     else if (arg === '--ops-rows') options.opsRows = value()
     else if (arg.startsWith('--')) usage(`unknown option ${arg}`)
     else options.suites.push(arg)
@@ -116,7 +117,7 @@ export async function compare(args) {
 
   // Imported only now, after the trees are checked: it connects to the servers.
   const {machine} = await import('./machine.js')
-  const rerun = ['npm run bench -- compare', `--base ${options.base}`, options.head === root ? '' : `--head ${options.head}`, `--rounds ${options.rounds}`, options.quick ? '--quick' : '', options.opsRows ? `--ops-rows ${options.opsRows}` : '', ...suites]
+  const rerun = ['npm run bench -- compare', `--base ${options.base}`, options.head === root ? '' : `--head ${options.head}`, `--rounds ${options.rounds}`, options.quick ? '--quick' : '', options.alternate ? '--alternate' : '', options.opsRows ? `--ops-rows ${options.opsRows}` : '', ...suites]
   const report = {
     startedAt: new Date().toISOString(),
     finishedAt: undefined,
@@ -124,7 +125,7 @@ export async function compare(args) {
     quick: options.quick,
     opsRows: suites.includes('ops') ? (opsRows(options) ?? 'suite default') : undefined,
     rounds: options.rounds,
-    order: 'base then head in every round (ABAB...)',
+    order: options.alternate ? 'base first in odd rounds, head first in even ones (ABBA...)' : 'base then head in every round (ABAB...)',
     sides: Object.fromEntries(sides.map(({name, tree, commit, dirty, warnings}) => [name, {tree, commit, dirty, warnings}])),
     machine: await machine(),
     suites: {},
@@ -138,7 +139,9 @@ export async function compare(args) {
       try {
         for (let round = 1; round <= options.rounds; round++) {
           const pair = {round}
-          for (const side of sides) {
+          // a pair's second run can meet what its first left behind (autovacuum, purge, dirty pages)
+          const order = options.alternate && round % 2 === 0 ? [...sides].reverse() : sides
+          for (const side of order) {
             log(`== compare ${suite}, round ${round}/${options.rounds}: ${side.name} (${side.tree})`)
             pair[side.name] = runSide(suite, side, options, scratch)
             log(`   ${side.name}: ${pair[side.name].headline.map((f) => `${f.key} ${f.value.toFixed(3)}`).join(', ')} (${pair[side.name].seconds.toFixed(0)} s)`)
