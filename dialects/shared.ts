@@ -64,6 +64,17 @@ export function commonLiteral(value: unknown): string | undefined {
   return undefined
 }
 
+/** An identifier in the SQL standard's double quotes, quotes doubled (PostgreSQL, SQLite). */
+export function doubleQuoted(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`
+}
+
+/** A dialect's table(): the quoted table name, schema-qualified when a schema is given. */
+export function tableReference(quoteIdent: (name: string) => string) {
+  return (names: TableNames, which: 'outbox' | 'inbox' | 'archive'): string =>
+    names.schema ? `${quoteIdent(names.schema)}.${quoteIdent(names[which])}` : quoteIdent(names[which])
+}
+
 /** Single-quoted string with quotes doubled; NUL cannot be stored in any of our text columns. */
 export function quoteString(value: string): string {
   if (value.includes('\0')) throw new RangeError('cannot inline a string containing NUL')

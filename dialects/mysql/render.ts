@@ -1,6 +1,6 @@
 // mysql: quoting, literals and the database clock, shared by every part of the dialect.
-import {commonLiteral, fragmentRendering, quoteString} from '../shared.js'
-import type {RenderPart, TableNames} from '../dialect.js'
+import {commonLiteral, fragmentRendering, quoteString, tableReference} from '../shared.js'
+import type {RenderPart} from '../dialect.js'
 import {raw, sql, type Sql} from '../sql.js'
 // DATETIME(6) holding UTC: UTC_TIMESTAMP does not depend on the session time zone.
 export const NOW = 'UTC_TIMESTAMP(6)'
@@ -11,9 +11,7 @@ export function quoteIdent(name: string): string {
   return `\`${name.replaceAll('`', '``')}\``
 }
 
-export function table(names: TableNames, which: 'outbox' | 'inbox' | 'archive'): string {
-  return names.schema ? `${quoteIdent(names.schema)}.${quoteIdent(names[which])}` : quoteIdent(names[which])
-}
+export const table = tableReference(quoteIdent)
 
 /** 'YYYY-MM-DD HH:MM:SS.ffffff' in UTC, the text form of a DATETIME(6). */
 export function datetime(date: Date): string {

@@ -1,16 +1,12 @@
 // sqlite: quoting, literals and the database clock, shared by every part of the dialect.
-import {commonLiteral, fragmentRendering, quoteString} from '../shared.js'
-import type {RenderPart, TableNames} from '../dialect.js'
+import {commonLiteral, doubleQuoted, fragmentRendering, quoteString, tableReference} from '../shared.js'
+import type {RenderPart} from '../dialect.js'
 import {raw, sql, type Sql} from '../sql.js'
 export const NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
-export function quoteIdent(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`
-}
+export const quoteIdent = doubleQuoted
 
-export function table(names: TableNames, which: 'outbox' | 'inbox' | 'archive'): string {
-  return names.schema ? `${quoteIdent(names.schema)}.${quoteIdent(names[which])}` : quoteIdent(names[which])
-}
+export const table = tableReference(quoteIdent)
 
 export function literal(value: unknown): string {
   const common = commonLiteral(value)
