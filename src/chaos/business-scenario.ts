@@ -115,7 +115,7 @@ const REQUIRED = ['setup', 'write', 'effect', 'intents'] as const
 export async function loadScenario(path: string | undefined): Promise<{scenario: Scenario; path?: string}> {
   if (!path || path === 'orders') return {scenario: ordersScenario}
   const file = resolve(path)
-  if (!existsSync(file)) throw new UsageError(`scenario module ${path} not found`, 'Pass a path to an ES module, e.g. --scenario ./chaos-scenario.js')
+  if (!existsSync(file)) throw new UsageError(`scenario module ${path} not found`, (o) => `Pass a path to an ES module, e.g. ${o('scenarioPath')} ./chaos-scenario.js`)
   let module: Record<string, unknown>
   try {
     module = (await import(pathToFileURL(file).href)) as Record<string, unknown>

@@ -80,11 +80,11 @@ export async function checkOptions(options: ChaosOptions): Promise<CheckedOption
   const unknownScenarios = scenarios.filter((x) => !SCENARIOS.includes(x))
   if (unknownScenarios.length) throw new UsageError(`unknown scenario ${unknownScenarios.join(', ')}`, `Scenarios: ${SCENARIOS.join(', ')}`)
   const needLoopback = broker ? scenarios.filter((x) => LOOPBACK_ONLY.includes(x)) : []
-  if (needLoopback.length) throw new UsageError(`scenario ${needLoopback.join(', ')} needs the loopback broker, not --broker`, 'Drop --broker for it, or choose --scenarios concurrent-relays')
+  if (needLoopback.length) throw new UsageError((o) => `scenario ${needLoopback.join(', ')} needs the loopback broker, not ${o('broker')}`, (o) => `Drop ${o('broker')} for it, or choose ${o('scenarios')} concurrent-relays`)
   const {scenario, path: scenarioPath} = await loadScenario(options.scenarioPath)
   if (options.url) {
     dialectOfUrl(options.url)
-    if (/^sqlite3?::memory:/.test(options.url)) throw new UsageError('chaos needs a database its worker processes share', 'Use a file (sqlite:./chaos.db) or omit --url')
+    if (/^sqlite3?::memory:/.test(options.url)) throw new UsageError('chaos needs a database its worker processes share', (o) => `Use a file (sqlite:./chaos.db) or omit ${o('url')}`)
   }
   return {seed, steps, scenarios, iterations, relays, orders, broker, scenario, scenarioPath}
 }

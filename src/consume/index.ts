@@ -52,7 +52,7 @@ export async function consumeFrom(from: string, broker: BrokerOptions, options: 
     case 'amqp':
       return (await import('./amqp.js')).consumeAmqp({url: from, ...broker}, options)
     case 'nats':
-      if (!broker.stream) throw new UsageError('consuming from NATS needs the stream', 'e.g. --stream ORDERS, the relay\'s --stream')
+      if (!broker.stream) throw new UsageError('consuming from NATS needs the stream', (o) => `e.g. ${o('stream')} ORDERS, the relay's --stream`)
       return (await import('./nats.js')).consumeNats({url: from, stream: broker.stream, subject: broker.subject, ackWaitMs: broker.ackWaitMs}, options)
     case 'redis':
       return (await import('./redis.js')).consumeRedis({url: from, stream: broker.stream, claimIdleMs: broker.claimIdleMs, consumerName: broker.consumerName}, options)

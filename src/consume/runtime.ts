@@ -63,7 +63,7 @@ export async function checkInbox(options: RuntimeOptions): Promise<void> {
     await options.db.query(sql`SELECT 1 FROM ${raw(inbox)} WHERE 1 = 0`)
   } catch (error) {
     if (!isMissingTable(error)) throw describeDbError(error, options.db.safeUrl)
-    throw new ConnectionError(`the inbox table ${inbox} does not exist`, 'Create it with: outbox init --url URL --apply, or pass the inbox table (--inbox-table, tables.inbox)')
+    throw new ConnectionError(`the inbox table ${inbox} does not exist`, (o) => `Create it with: outbox init --url URL --apply, or pass the inbox table (${o('inboxTable')})`)
   }
 }
 

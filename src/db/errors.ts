@@ -60,7 +60,7 @@ export function describeDbError(error: unknown, url: string, context?: {table?: 
   const message = redactSecrets(String(e.sqlMessage ?? e.message ?? error), url).split('\n')[0]
   const code = String(e.code ?? '')
   if (UNREACHABLE.has(code) || /connect(ion)? (refused|timeout)|timeout expired|getaddrinfo/i.test(message)) {
-    return new ConnectionError(`cannot reach the database at ${where} (${code || message})`, 'Check the host and port in --url and that the server is running')
+    return new ConnectionError(`cannot reach the database at ${where} (${code || message})`, (o) => `Check the host and port in ${o('url')} and that the server is running`)
   }
   const known = LOST.has(code) ? {kind: 'lost' as const} : classifyDbError(error, dialectForUrl(url))
   switch (known?.kind) {
@@ -77,7 +77,7 @@ export function describeDbError(error: unknown, url: string, context?: {table?: 
     case 'statement-timeout':
       return new ConnectionError(
         `a statement ran longer than the statement timeout (${message})`,
-        'Make it cheaper (a smaller --batch, an index) or raise the timeout (statementTimeoutMs, or the login\'s statement_timeout / max_statement_time on the server)',
+        (o) => `Make it cheaper (a smaller ${o('batch')}, an index) or raise the timeout (statementTimeoutMs, or the login's statement_timeout / max_statement_time on the server)`,
       )
     case 'cancelled':
       return new ConnectionError(
@@ -85,19 +85,19 @@ export function describeDbError(error: unknown, url: string, context?: {table?: 
         'Rerun once whoever cancelled it (pg_cancel_backend, KILL QUERY) agrees: work already committed is kept',
       )
     case 'login':
-      return new ConnectionError(`the database refused the login for ${where}`, 'Check the user and password in --url')
+      return new ConnectionError(`the database refused the login for ${where}`, (o) => `Check the user and password in ${o('url')}`)
     case 'no-database':
-      return new ConnectionError(`no database named in --url ${where}`, 'Add one to the URL: mysql://user@host:3306/dbname')
+      return new ConnectionError((o) => `no database named in ${o('url')} ${where}`, 'Add one to the URL: mysql://user@host:3306/dbname')
     case 'unknown-database':
-      return new ConnectionError(`database does not exist (${message})`, 'Create it or fix the database name in --url')
+      return new ConnectionError(`database does not exist (${message})`, (o) => `Create it or fix the database name in ${o('url')}`)
     case 'missing-table':
       return missingTable(message, known.dialect.errors.missingTable(error), context)
     case 'missing-column':
-      return new ConnectionError(`the table does not have the outbox columns (${message})`, 'Point --table at a table created by outbox init')
+      return new ConnectionError(`the table does not have the outbox columns (${message})`, (o) => `Point ${o('table')} at a table created by outbox init`)
     case 'cannot-open':
       return new ConnectionError(`cannot open the ${known.dialect.displayName} database ${where}`, 'Check that the directory exists and is writable')
     case 'not-a-database':
-      return new ConnectionError(`${where} is not a ${known.dialect.displayName} database`, `Point --url at a ${known.dialect.displayName} file`)
+      return new ConnectionError(`${where} is not a ${known.dialect.displayName} database`, (o) => `Point ${o('url')} at a ${known.dialect.displayName} file`)
   }
   return new ConnectionError(`database error: ${message}`, `On ${where}`)
 }
@@ -106,7 +106,7 @@ export function describeDbError(error: unknown, url: string, context?: {table?: 
 function missingTable(message: string, named: string | undefined, context?: {table?: string; archive?: string}): ConnectionError {
   const unqualified = (name: string) => name.split('.').pop()
   if (context?.archive && named && unqualified(named) === unqualified(context.archive) && unqualified(named) !== unqualified(context.table ?? '')) {
-    return new ConnectionError(`the archive table ${context.archive} does not exist (${message})`, 'Create it with: outbox init --url URL --apply, or pass --archive-table')
+    return new ConnectionError(`the archive table ${context.archive} does not exist (${message})`, (o) => `Create it with: outbox init --url URL --apply, or pass ${o('archiveTable')}`)
   }
   const table = context?.table ? ` ${context.table}` : ''
   return new ConnectionError(`the outbox table${table} does not exist (${message})`, 'Create it with: outbox init --url URL --apply')

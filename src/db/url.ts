@@ -31,6 +31,6 @@ export function checkNetworkUrl(url: string): URL {
 export function requireSqliteFile(url: string): void {
   const path = sqlitePath(url)
   if (path !== ':memory:' && !existsSync(path)) {
-    throw new UsageError(`no SQLite database at ${path}`, 'Check the path in --url, or create it with: outbox init --url URL --apply')
+    throw new UsageError(`no SQLite database at ${path}`, (o) => `Check the path in ${o('url')}, or create it with: outbox init --url URL --apply`)
   }
 }

@@ -40,7 +40,7 @@ function exportedEvent(ctx: OpsContext, row: BatchRow): StoredEvent {
 /** Fails fast (before connecting or planning) when --to-file could not be written. */
 export function checkExportPath(path: string): void {
   const fail = (why: string) => {
-    throw new UsageError(`cannot write --to-file ${path} (${why})`, 'Give a writable file path')
+    throw new UsageError((o) => `cannot write ${o('toFile')} ${path} (${why})`, 'Give a writable file path')
   }
   try {
     if (existsSync(path)) {
@@ -63,6 +63,6 @@ export async function openExport(path: string): Promise<FileHandle> {
     return await open(path, 'a')
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
-    throw new UsageError(`cannot write --to-file ${path} (${code})`, 'Give a writable file path')
+    throw new UsageError((o) => `cannot write ${o('toFile')} ${path} (${code})`, 'Give a writable file path')
   }
 }

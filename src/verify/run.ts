@@ -104,6 +104,6 @@ async function createScratch(db: Db, names: TableNames, url: string): Promise<vo
   } catch (error) {
     await db.execute(db.dialect.verify.dropOutbox(names)).catch(() => {})
     const reason = describeDbError(error, url).message
-    throw new ConnectionError(`cannot create the scratch table ${names.outbox} (${reason})`, 'verify needs CREATE and DROP rights; on PostgreSQL pass --schema for a schema where you have them')
+    throw new ConnectionError(`cannot create the scratch table ${names.outbox} (${reason})`, (o) => `verify needs CREATE and DROP rights; on PostgreSQL pass ${o('schema')} for a schema where you have them`)
   }
 }
