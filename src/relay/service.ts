@@ -1,7 +1,7 @@
 // `outbox relay` as a library call: open the database and the publisher, run the relay
 // (once, or until SIGTERM/SIGINT), serve metrics, and close everything on the way out.
 import type {TableNames} from '../../dialects/index.js'
-import {SIGNAL_EXIT, UsageError} from '../core/errors.js'
+import {SIGNAL_EXIT} from '../core/errors.js'
 import {onStopSignals, type StopSignals} from '../core/stop-signals.js'
 import {describeDbError, openDb, type Db} from '../db/index.js'
 import {redactUrl} from '../core/redact.js'
@@ -51,11 +51,8 @@ export async function runRelayService(options: RelayServiceOptions): Promise<Rel
     publisher = await createPublisher(options.publisher, options.publisherOptions as never)
     const relay = new Relay({...options.relay, db, publisher, tables: options.tables, logger})
     if (options.metricsPort !== undefined) {
-      metrics = await serveMetrics({db, names: options.tables, metrics: relay.metrics, port: options.metricsPort, host: options.metricsHost}).catch((error) => {
-        const code = (error as {code?: string}).code
-        if (code !== 'EADDRINUSE' && code !== 'EACCES') throw error
-        throw new UsageError(`cannot serve metrics on ${options.metricsHost ?? '127.0.0.1'}:${options.metricsPort} (${code === 'EADDRINUSE' ? 'the port is in use' : 'not allowed to bind it'})`, 'Pick another --metrics-port, or 0 for any free one')
-      })
+      // a port in use or not ours to bind rejects as a usage error naming the option (metrics-server.ts)
+      metrics = await serveMetrics({db, names: options.tables, metrics: relay.metrics, port: options.metricsPort, host: options.metricsHost})
       logger.info('metrics', {url: `http://${options.metricsHost ?? '127.0.0.1'}:${metrics.port}/metrics`})
     }
     logger.info('relay started', {
