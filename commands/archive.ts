@@ -36,7 +36,7 @@ Exit codes: 0 done, 2 bad input (nothing changed), an unreachable database, a mi
     const {archive, planArchive, checkExportPath} = await import('../src/ops/archive.js')
     if (options.toFile) checkExportPath(options.toFile)
     this.requireYesWithoutTty(flags, 'archive')
-    const settings = this.connection(flags)
+    const settings = await this.connection(flags)
     const {renderArchive} = await import('../src/render/batch-result.js')
     const verb = options.delete ? 'delete' : 'archive'
 

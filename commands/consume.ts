@@ -72,7 +72,7 @@ Runs until SIGTERM or SIGINT (then the handlers in flight finish and are acked, 
       claimIdleMs: flags['claim-idle'],
       consumerName: flags.instance,
     }
-    const settings = resolveConnection({url: flags.url, config: flags.config, ...tableNamesFrom(flags)})
+    const settings = await resolveConnection({url: flags.url, config: flags.config, ...tableNamesFrom(flags)})
     this.secretUrl = settings.url // the runtimes scrub the broker's password from their own errors
     const handler = await (await import('../src/consume/handler-module.js')).loadHandler(flags.handler)
 

@@ -30,14 +30,14 @@ export default class Init extends OutboxCommand {
     const options = {inbox: flags.inbox, archive: flags.archive}
     if (!flags.apply) {
       if (!flags.dialect && !flags.url) throw new UsageError('init needs --dialect (to print) or --url with --apply', 'e.g. outbox init --dialect postgres')
-      const dialect = flags.dialect ? dialectOfName(flags.dialect) : resolveConnection({url: flags.url, ...tableNamesFrom(flags)}).dialect
+      const dialect = flags.dialect ? await dialectOfName(flags.dialect) : (await resolveConnection({url: flags.url, ...tableNamesFrom(flags)})).dialect
       const names = resolveTables(tableNamesFrom(flags), dialect)
       const script = renderInitScript(dialect, initPlan(dialect, names, options))
       if (!this.jsonEnabled()) process.stdout.write(script)
       return {dialect: dialect.name, sql: script}
     }
-    const settings = resolveConnection({url: flags.url, config: flags.config, ...tableNamesFrom(flags)})
-    if (flags.dialect && dialectOfName(flags.dialect).name !== settings.dialect.name) {
+    const settings = await resolveConnection({url: flags.url, config: flags.config, ...tableNamesFrom(flags)})
+    if (flags.dialect && (await dialectOfName(flags.dialect)).name !== settings.dialect.name) {
       throw new UsageError(`--dialect ${flags.dialect} does not match the URL (${settings.dialect.name})`, 'Drop --dialect: the URL decides')
     }
     this.secretUrl = settings.url

@@ -56,7 +56,7 @@ export default class RelayCommand extends OutboxCommand {
 
   async run() {
     const {flags} = await this.parse(RelayCommand)
-    const settings = resolveConnection({url: flags.url, config: flags.config, ...tableNamesFrom(flags)})
+    const settings = await resolveConnection({url: flags.url, config: flags.config, ...tableNamesFrom(flags)})
     this.secretUrl = settings.url
     if (flags.publisher === 'stdout' && this.jsonEnabled()) throw new UsageError('--json and --publisher stdout both write to stdout', 'Drop --json, or publish elsewhere')
     const publisher = publisherOptions(flags)

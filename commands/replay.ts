@@ -50,7 +50,7 @@ Exit codes: 0 done (leased rows skipped are reported, not an error), 2 bad input
     const {checkSelection, planReplay, replay} = await import('../src/ops/replay.js')
     checkSelection(selection)
     this.requireYesWithoutTty(flags, 'replay')
-    const settings = this.connection(flags)
+    const settings = await this.connection(flags)
     const [{renderReplay}, {cell}] = await Promise.all([import('../src/render/batch-result.js'), import('../src/render/events.js')])
 
     const result = await this.withDb(settings, (db) =>

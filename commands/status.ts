@@ -61,7 +61,7 @@ Exit codes: 0 all within limits, 1 a threshold breached, 2 bad input, an unreach
     if (watchMs !== undefined && (!process.stdout.isTTY || this.jsonEnabled() || prometheus)) {
       throw new UsageError('--watch redraws a terminal', 'Run status without --watch from scripts and cron (use --json or --format prometheus)')
     }
-    const settings = this.connection(flags)
+    const settings = await this.connection(flags)
     const {readStatus} = await import('../src/ops/status.js')
     const options = {windowMs: flags.window, byType: flags.by === 'type'}
     const every = raw.find((token) => token.type === 'flag' && token.flag === 'watch')?.input // as the user wrote it

@@ -29,9 +29,9 @@ Exit 1 when a check fails, 2 for bad input, an unreachable database or --timeout
   async run(): Promise<CheckResult[]> {
     const {flags} = await this.parse(Verify)
     const {claimers, events} = flags
-    const {url} = resolveConnection({url: flags.url, config: flags.config, schema: flags.schema})
+    const {url} = await resolveConnection({url: flags.url, config: flags.config, schema: flags.schema})
     this.secretUrl = url
-    await dialectOfUrl(url).driver.requireExisting?.(url)
+    await (await dialectOfUrl(url)).driver.requireExisting?.(url)
     const [{verify}, {Interrupted}] = await Promise.all([import('../src/verify/run.js'), import('../src/verify/context.js')])
     const {progressLine, renderVerifyTable} = await import('../src/render/verify.js')
     const progress = progressLine()

@@ -3,7 +3,8 @@
 import {existsSync, readFileSync} from 'node:fs'
 import {resolve} from 'node:path'
 import type {Dialect, TableNames} from '../dialects/index.js'
-import {dialectByName, dialectForUrl, DIALECT_NAMES} from '../dialects/index.js'
+import {loadDialect} from '../dialects/load.js'
+import {dialectNameForUrl, dialectNameOf, DIALECT_NAMES} from '../dialects/names.js'
 import {UsageError} from './core/errors.js'
 import {resolveTables, type TableFlags} from './schema/tables.js'
 import {redactUrl} from './core/redact.js'
@@ -42,21 +43,23 @@ export function resolveUrl(given: string | undefined, env = process.env, file: C
   return url.trim()
 }
 
-export function dialectOfUrl(url: string): Dialect {
-  const dialect = dialectForUrl(url)
-  if (!dialect) {
+/** The URL's dialect, loaded; a UsageError for a scheme we do not speak. */
+export async function dialectOfUrl(url: string): Promise<Dialect> {
+  const name = dialectNameForUrl(url)
+  if (!name) {
     throw new UsageError(
       `unsupported database URL ${JSON.stringify(redactUrl(url))}`,
       'Use postgres://, postgresql://, mysql://, mariadb:// or sqlite:PATH',
     )
   }
-  return dialect
+  return loadDialect(name)
 }
 
-export function dialectOfName(name: string): Dialect {
-  const dialect = dialectByName(name)
-  if (!dialect) throw new UsageError(`unknown dialect ${JSON.stringify(name)}`, `Use one of: ${DIALECT_NAMES.join(', ')}`)
-  return dialect
+/** A dialect by name or alias (`pg`, `mariadb`, ...), loaded; a UsageError for any other name. */
+export async function dialectOfName(name: string): Promise<Dialect> {
+  const known = dialectNameOf(name)
+  if (!known) throw new UsageError(`unknown dialect ${JSON.stringify(name)}`, `Use one of: ${DIALECT_NAMES.join(', ')}`)
+  return loadDialect(known)
 }
 
 export interface ConnectionSettings {
@@ -66,10 +69,10 @@ export interface ConnectionSettings {
 }
 
 /** Everything a connecting command needs, validated before any driver is loaded. */
-export function resolveConnection(options: TableFlags & {url?: string; config?: string}, env = process.env): ConnectionSettings {
+export async function resolveConnection(options: TableFlags & {url?: string; config?: string}, env = process.env): Promise<ConnectionSettings> {
   const file = loadConfigFile(options.config, env)
   const url = resolveUrl(options.url, env, file)
-  const dialect = dialectOfUrl(url)
+  const dialect = await dialectOfUrl(url)
   const tables = resolveTables(
     {
       schema: options.schema ?? file.schema,

@@ -26,7 +26,7 @@ Exit codes: 0 listed (also when none match), 2 bad input, an unreachable databas
 
   async run(): Promise<FailedList> {
     const {flags} = await this.parse(Failed)
-    const settings = this.connection(flags)
+    const settings = await this.connection(flags)
     const {listFailed} = await import('../../src/ops/failed.js')
     const list = await this.withDb(settings, (db) => listFailed(db, settings.tables, {types: flags.type, since: flags.since, limit: flags.limit}), {readOnly: true})
     if (!this.jsonEnabled()) {

@@ -20,7 +20,7 @@ Exit codes: 0 shown, 2 not an id, no such event, an unreachable database or a mi
     const {args, flags} = await this.parse(FailedShow)
     const id = args.id.trim()
     if (!isUuid(id)) throw new UsageError(`${JSON.stringify(args.id)} is not an event id`, 'Give the UUID shown by outbox failed')
-    const settings = this.connection(flags)
+    const settings = await this.connection(flags)
     const {showEvent} = await import('../../src/ops/failed.js')
     const event = await this.withDb(settings, (db) => showEvent(db, settings.tables, id), {readOnly: true})
     if (!event) {

@@ -23,7 +23,7 @@ export default class SqlClaim extends SqlCommand {
 
   async run() {
     const {flags} = await this.parse(SqlClaim)
-    const {dialect, names} = this.target(flags)
+    const {dialect, names} = await this.target(flags)
     const options = {
       batch: flags.batch,
       leaseMs: flags.lease,

@@ -14,7 +14,7 @@ export default class SqlMarkPublished extends SqlCommand {
 
   async run() {
     const {flags} = await this.parse(SqlMarkPublished)
-    const {dialect, names} = this.target(flags)
+    const {dialect, names} = await this.target(flags)
     return this.emit(dialect, markPublishedSql(dialect, names, idsOrExamples(flags.ids), flags.params ? 'params' : 'inline'))
   }
 }

@@ -13,7 +13,7 @@ export default class SqlRelease extends SqlCommand {
 
   async run() {
     const {flags} = await this.parse(SqlRelease)
-    const {dialect, names} = this.target(flags)
+    const {dialect, names} = await this.target(flags)
     return this.emit(dialect, releaseSql(dialect, names, idsOrExamples(flags.ids), leaseOwner(flags.owner, flags.params), flags.params ? 'params' : 'inline'))
   }
 }

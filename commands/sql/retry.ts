@@ -21,7 +21,7 @@ export default class SqlRetry extends SqlCommand {
 
   async run() {
     const {flags} = await this.parse(SqlRetry)
-    const {dialect, names} = this.target(flags)
+    const {dialect, names} = await this.target(flags)
     const input = {
       id: flags.id,
       delayMs: flags.delay,

@@ -83,7 +83,7 @@ export async function checkOptions(options: ChaosOptions): Promise<CheckedOption
   if (needLoopback.length) throw new UsageError((o) => `scenario ${needLoopback.join(', ')} needs the loopback broker, not ${o('broker')}`, (o) => `Drop ${o('broker')} for it, or choose ${o('scenarios')} concurrent-relays`)
   const {scenario, path: scenarioPath} = await loadScenario(options.scenarioPath)
   if (options.url) {
-    dialectOfUrl(options.url)
+    await dialectOfUrl(options.url)
     if (/^sqlite3?::memory:/.test(options.url)) throw new UsageError('chaos needs a database its worker processes share', (o) => `Use a file (sqlite:./chaos.db) or omit ${o('url')}`)
   }
   return {seed, steps, scenarios, iterations, relays, orders, broker, scenario, scenarioPath}

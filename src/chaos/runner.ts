@@ -37,7 +37,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     tempDir = mkdtempSync(join(tmpdir(), 'outbox-chaos-'))
     url = `sqlite:${join(tempDir, 'chaos.db')}`
   }
-  const dialect = dialectOfUrl(url)
+  const dialect = await dialectOfUrl(url)
   let db: Db
   try {
     db = await openDb(url, {poolSize: 2, busyTimeoutMs: 10_000})

@@ -3,7 +3,7 @@
 // A kind checks its text while oclif parses the command line, so a command gets a value,
 // and bad input is one usage line (exit 2) before anything is imported or connected.
 import {Flags, type Interfaces} from '@oclif/core'
-import {DIALECT_NAMES} from '../../dialects/index.js'
+import {DIALECT_NAMES} from '../../dialects/names.js'
 import {UsageError} from '../core/errors.js'
 import {checkTimePoint, parseDuration} from '../core/time.js'
 import {isUuid} from '../core/uuid.js'

@@ -22,8 +22,8 @@ export const destructiveFlags = {
 export abstract class OpsCommand extends OutboxCommand {
   static override enableJsonFlag = true
 
-  protected connection(flags: {url?: string; config?: string; table?: string; 'inbox-table'?: string; 'archive-table'?: string; schema?: string}): ConnectionSettings {
-    const settings = resolveConnection({url: flags.url, config: flags.config, ...tableNamesFrom(flags)})
+  protected async connection(flags: {url?: string; config?: string; table?: string; 'inbox-table'?: string; 'archive-table'?: string; schema?: string}): Promise<ConnectionSettings> {
+    const settings = await resolveConnection({url: flags.url, config: flags.config, ...tableNamesFrom(flags)})
     this.secretUrl = settings.url
     return settings
   }

@@ -25,12 +25,12 @@ export function idsOrExamples(ids: readonly string[] | undefined): string[] {
 export abstract class SqlCommand extends OutboxCommand {
   static override enableJsonFlag = true
 
-  protected target(flags: {dialect?: string; table?: string; 'inbox-table'?: string; 'archive-table'?: string; schema?: string}): {
+  protected async target(flags: {dialect?: string; table?: string; 'inbox-table'?: string; 'archive-table'?: string; schema?: string}): Promise<{
     dialect: Dialect
     names: TableNames
-  } {
+  }> {
     if (!flags.dialect) throw new UsageError('--dialect is required', 'Use --dialect postgres, mysql or sqlite')
-    const dialect = dialectOfName(flags.dialect)
+    const dialect = await dialectOfName(flags.dialect)
     return {dialect, names: resolveTables(tableNamesFrom(flags), dialect)}
   }
 

@@ -8,7 +8,7 @@ export type {Db, Listener, OpenOptions, Queryable, QueryOptions, Row, Transactio
 export {describeDbError} from './errors.js'
 
 export async function openDb(url: string, options: OpenOptions = {}): Promise<Db> {
-  const dialect = dialectOfUrl(url)
+  const dialect = await dialectOfUrl(url)
   try {
     return await dialect.driver.open(url, options)
   } catch (error) {

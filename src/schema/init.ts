@@ -1,6 +1,6 @@
 // `outbox init`: the idempotent DDL plan, printed or applied.
 import type {DdlOptions, DdlStatement, Dialect, TableNames} from '../../dialects/index.js'
-import {raw, sql} from '../../dialects/index.js'
+import {raw, sql} from '../../dialects/sql.js'
 import {createHash} from 'node:crypto'
 import type {Db, Queryable} from '../db/index.js'
 import {runUnderLock} from '../db/lock.js'

@@ -1,5 +1,5 @@
 // Table names: defaults, validation as SQL identifiers, and quoting through the dialect.
-import {DIALECTS, type Dialect, type TableNames} from '../../dialects/index.js'
+import type {Dialect, TableNames} from '../../dialects/index.js'
 import {indexNames} from '../../dialects/shared.js'
 import {UsageError} from '../core/errors.js'
 
@@ -20,12 +20,6 @@ when where with`.split(/\s+/),
 )
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/
-
-// the databases whose tables may live in a named schema, for --schema's refusal elsewhere
-const WITH_SCHEMAS = Object.values(DIALECTS)
-  .filter((d) => d.render.schemas)
-  .map((d) => d.displayName)
-  .join(', ')
 
 /** Throws a UsageError naming the option (table, inboxTable, archiveTable, schema) unless `name` is a plain identifier the dialect accepts. */
 export function validateIdentifier(name: string, option: string, dialect?: Dialect, reserveForSuffix = 0): string {
@@ -71,7 +65,7 @@ export function resolveTables(flags: TableFlags, dialect?: Dialect): TableNames 
   const distinct = new Set([names.outbox, names.inbox, names.archive])
   if (distinct.size < 3) throw new UsageError((o) => `${o('table')}, ${o('inboxTable')} and ${o('archiveTable')} must differ`, 'Give each table its own name')
   if (flags.schema !== undefined) {
-    if (dialect && !dialect.render.schemas) throw new UsageError((o) => `${o('schema')} is for ${WITH_SCHEMAS}; ${dialect.name} has none`, (o) => `Drop ${o('schema')}`)
+    if (dialect && !dialect.render.schemas) throw new UsageError((o) => `${o('schema')} names a schema; ${dialect.displayName} has none`, (o) => `Drop ${o('schema')}`)
     names.schema = validateIdentifier(flags.schema, 'schema', dialect)
   }
   return names

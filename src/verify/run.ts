@@ -20,7 +20,7 @@ import type {CheckResult, VerifyOptions, VerifyReport} from './types.js'
 export const CHECKS: Check[] = [serverCheck, isolationCheck, claimersCheck, secondSessionCheck, leaseCheck, limitCheck, indexCheck, producerCheck]
 
 export async function verify(url: string, options: VerifyOptions = {}): Promise<VerifyReport> {
-  validate(url, options)
+  await validate(url, options)
   const db = await openDb(url, {poolSize: 2})
   try {
     const [row] = await db.query<{version: string}>(db.dialect.verify.serverVersion())
@@ -75,8 +75,8 @@ async function runCheck(ctx: VerifyContext, check: Check, index: number, total: 
   }
 }
 
-function validate(url: string, options: VerifyOptions): void {
-  const refused = dialectOfUrl(url).verify.urlProblem?.(url)
+async function validate(url: string, options: VerifyOptions): Promise<void> {
+  const refused = (await dialectOfUrl(url)).verify.urlProblem?.(url)
   if (refused) throw new UsageError(refused.message, refused.hint)
   const range = (value: number | undefined, option: string, max: number) => {
     if (value !== undefined && (!Number.isSafeInteger(value) || value < 1 || value > max)) {

@@ -122,7 +122,7 @@ describe('bad input: exit 2, one line on stderr, no stack, no password, nothing 
     ['reserved word', ['init', '--apply', '--url', sqlite, '--table', 'select', ...guardFlags], /--table "select" is a reserved SQL word/],
     ['identifier too long', ['init', '--dialect', 'postgres', '--table', 'x'.repeat(70)], /is 70 characters; at most \d+ fit on postgres/],
     ['empty identifier', ['init', '--dialect', 'sqlite', '--inbox-table', ''], /--inbox-table is empty/],
-    ['schema on a dialect without', ['init', '--dialect', 'mysql', '--schema', 'app'], /--schema is for PostgreSQL/],
+    ['schema on a dialect without', ['init', '--dialect', 'mysql', '--schema', 'app'], /--schema names a schema; MySQL\/MariaDB has none/],
     ['zero batch', ['sql', 'claim', '--dialect', 'postgres', '--batch', '0'], /--batch must be between 1 and 100000/],
     ['negative batch', ['sql', 'claim', '--dialect', 'mysql', '--batch', '-5'], /--batch "-5" is not a positive whole number/],
     ['non-numeric batch', ['sql', 'claim', '--dialect', 'sqlite', '--batch', 'ten'], /--batch "ten" is not a positive whole number/],

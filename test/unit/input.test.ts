@@ -18,7 +18,7 @@ describe('identifiers', () => {
     expect(resolveTables({table: 'x'.repeat(40)}, DIALECTS.postgres).outbox).toHaveLength(40)
   })
   it('refuses --schema outside PostgreSQL and equal table names', () => {
-    expect(() => resolveTables({schema: 'app'}, DIALECTS.mysql)).toThrow(/PostgreSQL/)
+    expect(() => resolveTables({schema: 'app'}, DIALECTS.mysql)).toThrow(/schema names a schema; MySQL\/MariaDB has none/)
     expect(() => resolveTables({table: 'same', inboxTable: 'same'})).toThrow(/differ/)
   })
 })
