@@ -28,6 +28,8 @@ Exit 0 only when every invariant held and every step was exercised; 1 otherwise.
   static override enableJsonFlag = true
   // runs are bounded by --run-timeout each; the global --timeout only guards against a hang
   static override defaultTimeoutMs: number | undefined = 60 * 60_000
+  // chaos drops and creates tables: it takes a URL only from its own flag or chaos.url in the file
+  static override sharedUrl = false
   static override flags = {
     url: Flags.string({description: 'PostgreSQL or MySQL/MariaDB URL, or sqlite:PATH (default: a temporary SQLite file)', helpValue: 'URL'}),
     steps: names(STEPS)({description: `steps to kill at, comma-separated (default all: ${STEPS.join(', ')})`, helpValue: 'STEP,...'}),

@@ -24,7 +24,7 @@ export default class RelayCommand extends OutboxCommand {
     ...connectionFlags,
     ...tableFlags,
     publisher: Flags.string({description: 'where events go', options: ['stdout', 'http', 'amqp', 'nats', 'redis'], required: true}),
-    target: Flags.string({description: 'http(s) URL to POST to, or the broker URL (amqp://, nats://, redis://); default $OUTBOX_TARGET', helpValue: 'URL'}),
+    target: Flags.string({description: 'http(s) URL to POST to, or the broker URL (amqp://, nats://, redis://); default $OUTBOX_TARGET', helpValue: 'URL', env: 'OUTBOX_TARGET'}),
     batch: positiveInt({description: 'events per claim', default: '100', helpValue: 'N', max: 10_000}),
     lease: duration({description: 'lease per batch; a batch not settled within it may be taken over', default: '30s', helpValue: 'DURATION'}),
     'max-attempts': positiveInt({description: 'an event is failed when its attempts reach this', default: '10', helpValue: 'N', max: 1000}),

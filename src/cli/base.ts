@@ -1,17 +1,27 @@
 // The base every command extends: one-line errors with the right exit code, never a stack,
 // and a global --timeout so no one-shot command can hang a CI job forever.
-import {Command} from '@oclif/core'
+import {Command, type Interfaces} from '@oclif/core'
+import {configFilePath, loadConfigFile} from '../config.js'
 import {redactSecrets} from '../core/redact.js'
 import {EXIT, OutboxError} from '../core/errors.js'
 import {formatAge, parseDuration} from '../core/time.js'
 import {duration} from './flags.js'
 import {asFlag} from './option-flags.js'
+import {fileValuesFor, parseFileValue, type FileValue, type FlagLike} from './settings/file-values.js'
+import {NOT_IN_FILE, type Setting} from './settings/keys.js'
 
 let timedOut = false
 
 /** True once --timeout has fired (it then emits SIGTERM so commands stop the way they would on a signal). */
 export function hasTimedOut(): boolean {
   return timedOut
+}
+
+/** --config's value in argv, read before parse because the file feeds parse. */
+function givenConfig(argv: readonly string[]): string | undefined {
+  const i = argv.findIndex((a) => a === '--config' || a.startsWith('--config='))
+  if (i === -1 || argv.slice(0, i).includes('--')) return undefined
+  return argv[i].includes('=') ? argv[i].slice('--config='.length) : argv[i + 1]
 }
 
 interface OclifError {
@@ -32,8 +42,66 @@ export abstract class OutboxCommand extends Command {
   /** one-shot commands get this; long-running ones (relay) set it to undefined */
   static defaultTimeoutMs: number | undefined = 10 * 60_000
 
+  /** false for a command that must not take the file's top-level url (chaos reads only its own) */
+  static sharedUrl = true
+
   /** set by commands that connect, so driver errors can be scrubbed of the password */
   protected secretUrl?: string
+
+  /** each flag's value and where it came from, after parse (what `outbox config` prints) */
+  protected settings: Setting[] = []
+  private showingSettings = false
+
+  /**
+   * oclif's parse, then the config file for what the command line left unset: a flag, then its
+   * OUTBOX_* variable (oclif reads those), then the file, then the default. A required flag the
+   * file gives is not required on the command line.
+   */
+  protected override async parse<F extends {[flag: string]: any}, B extends {[flag: string]: any}, A extends {[arg: string]: any}>(
+    options?: Interfaces.Input<F, B, A>,
+    argv = this.argv,
+  ): Promise<Interfaces.ParserOutput<F, B, A>> {
+    const input = options ?? (this.ctor as unknown as Interfaces.Input<F, B, A>)
+    const defs = {...input.baseFlags, ...input.flags} as Record<string, FlagLike & {required?: boolean; env?: string; defaultHelp?: unknown}>
+    const path = configFilePath(givenConfig(argv), process.env)
+    const file = path ? loadConfigFile(path) : {}
+    const fromFile = path ? fileValuesFor(this.id ?? '', file, path, this.config.commands, {sharedUrl: (this.ctor as typeof OutboxCommand).sharedUrl}) : new Map<string, FileValue>()
+    const optional = (name: string) => this.showingSettings || fromFile.has(name)
+    const relaxed = Object.fromEntries(Object.entries(input.flags ?? {}).map(([name, def]) => [name, optional(name) ? {...def, required: false} : def]))
+    // named one by one: a command class's inherited statics (baseFlags, strict) do not spread
+    const {baseFlags, enableJsonFlag, strict, context} = input
+    const args = this.showingSettings ? Object.fromEntries(Object.entries(input.args ?? {}).map(([name, arg]) => [name, {...arg, required: false}])) : input.args
+    const output = await super.parse({baseFlags, enableJsonFlag, args: args as typeof input.args, strict, context, '--': input['--'], flags: relaxed as typeof input.flags}, argv)
+    // every value the file gives this command is checked, even one a flag overrides this time
+    const parsedFile = new Map<string, unknown>()
+    for (const [name, value] of fromFile) if (defs[name] && path) parsedFile.set(name, await parseFileValue(name, defs[name], value, path))
+    const typed = new Map<string, string>()
+    for (const token of output.raw) if (token.type === 'flag') typed.set(token.flag, token.input)
+    const flags = output.flags as Record<string, unknown>
+    this.settings = []
+    for (const [name, def] of Object.entries(defs)) {
+      if (NOT_IN_FILE.has(name)) continue
+      const env = def.env && process.env[def.env] ? def.env : undefined
+      const file = fromFile.get(name)
+      if (typed.has(name)) this.settings.push({flag: name, value: flags[name], text: def.type === 'boolean' ? String(flags[name]) : typed.get(name), source: 'flag'})
+      else if (env) this.settings.push({flag: name, value: flags[name], text: process.env[env], source: 'env', from: env})
+      else if (file && path) {
+        flags[name] = parsedFile.get(name)
+        this.settings.push({flag: name, value: flags[name], text: typeof file.value === 'string' ? file.value : JSON.stringify(file.value), source: 'file', from: `${file.key} in ${path}`})
+      } else {
+        const shown = typeof def.defaultHelp === 'function' ? await def.defaultHelp({options: def, flags}) : flags[name]
+        this.settings.push({flag: name, value: flags[name], text: shown === undefined ? undefined : String(shown), source: flags[name] === undefined ? 'unset' : 'default'})
+      }
+    }
+    return output
+  }
+
+  /** The settings this command would run with (argv as given), without running it: `outbox config`. */
+  async resolveSettings(): Promise<Setting[]> {
+    this.showingSettings = true // a required flag or argument left out is shown as unset, not refused
+    await this.parse()
+    return this.settings
+  }
 
   override async init(): Promise<void> {
     await super.init()

@@ -11,10 +11,11 @@ import type {Backoff} from '../relay/backoff.js'
 
 export const connectionFlags = {
   url: Flags.string({
-    description: 'database URL (postgres://, mysql://, mariadb://, sqlite:PATH); default $OUTBOX_DATABASE_URL, then $DATABASE_URL',
+    description: 'database URL (postgres://, mysql://, mariadb://, sqlite:PATH); else $OUTBOX_DATABASE_URL, the config file, $DATABASE_URL',
     helpValue: 'URL',
+    env: 'OUTBOX_DATABASE_URL',
   }),
-  config: Flags.string({description: 'JSON config file with url and table names (default ./outbox.config.json)', helpValue: 'FILE'}),
+  config: Flags.string({description: 'JSON config file: any flag of any command (default $OUTBOX_CONFIG, else ./outbox.config.json; see outbox config)', helpValue: 'FILE'}),
 }
 
 export const tableFlags = {

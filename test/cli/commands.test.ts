@@ -224,6 +224,7 @@ describe('start-up: what a command does not need, it does not load', () => {
     verify: ['verify', '--claimers', '0'],
     chaos: ['chaos', '--scenarios', 'none,nope'],
     consume: ['consume', '--from', 'amqp://127.0.0.1', '--consumer', 'c', '--handler', 'h.js', '--retry-delay', 'soon'],
+    config: ['config', 'relay', '--batch', '0'],
     'sql:claim': ['sql', 'claim', '--dialect', 'postgres', '--lease', 'soon'],
     'sql:retry': ['sql', 'retry', '--dialect', 'postgres', '--max-attempts', 'many'],
     'sql:release': ['sql', 'release', '--dialect', 'postgres', '--ids', 'notauuid'],

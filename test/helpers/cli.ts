@@ -13,9 +13,10 @@ export interface CliResult {
 
 if (!existsSync(`${root}dist/commands`)) throw new Error('CLI tests need a build: run `npm run build` first')
 
-export function cli(args: string[], options: {input?: string; env?: Record<string, string>} = {}): CliResult {
+export function cli(args: string[], options: {input?: string; env?: Record<string, string>; cwd?: string} = {}): CliResult {
   const r = spawnSync(process.execPath, [BIN, ...args], {
     encoding: 'utf8',
+    cwd: options.cwd,
     input: options.input ?? '',
     env: {...process.env, NO_COLOR: '1', ...options.env},
     timeout: 120_000,

@@ -136,8 +136,8 @@ describe('errors name options: the library as it spells them, the CLI as flags',
 
   it('config: the url option', () => {
     const error = captured(() => resolveUrl(undefined, {}))
-    expect(error.line()).toBe('no database URL. Pass url or set OUTBOX_DATABASE_URL (postgres://, mysql://, mariadb:// or sqlite:PATH)')
-    expect(error.line(asFlag)).toBe('no database URL. Pass --url or set OUTBOX_DATABASE_URL (postgres://, mysql://, mariadb:// or sqlite:PATH)')
+    expect(error.line()).toBe('no database URL. Pass url, set OUTBOX_DATABASE_URL, or put "url" in outbox.config.json (postgres://, mysql://, mariadb:// or sqlite:PATH)')
+    expect(error.line(asFlag)).toBe('no database URL. Pass --url, set OUTBOX_DATABASE_URL, or put "url" in outbox.config.json (postgres://, mysql://, mariadb:// or sqlite:PATH)')
   })
 
   it('metrics: a port in use names the port option', async () => {
