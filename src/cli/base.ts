@@ -6,6 +6,7 @@ import {redactSecrets} from '../core/redact.js'
 import {EXIT, OutboxError} from '../core/errors.js'
 import {formatAge, parseDuration} from '../core/time.js'
 import {duration} from './flags.js'
+import {nearest} from './nearest.js'
 import {asFlag} from './option-flags.js'
 import {fileValuesFor, parseFileValue, type FileValue, type FlagLike} from './settings/file-values.js'
 import {NOT_IN_FILE, type Setting} from './settings/keys.js'
@@ -142,13 +143,22 @@ export abstract class OutboxCommand extends Command {
     throw error
   }
 
+  /** For `--bach`: "Did you mean --batch?" (oclif's own error for an unknown flag names it only). */
+  private suggestFlag(e: OclifError & {flags?: unknown}): string | undefined {
+    if (!Array.isArray(e.flags) || e.flags.length !== 1) return undefined
+    const typed = String(e.flags[0]).replace(/^--?/, '').split('=')[0]
+    const {flags = {}, baseFlags = {}} = this.ctor as {flags?: object; baseFlags?: object}
+    const meant = nearest(typed, Object.keys({...baseFlags, ...flags}))
+    return meant ? `Did you mean --${meant}?` : undefined
+  }
+
   private describe(error: unknown): {line: string; exitCode: number} {
     // library errors name options (minPublishedAgeMs): here they are spelled as flags
     if (error instanceof OutboxError) return {line: error.line(asFlag), exitCode: error.exitCode}
     const e = error as OclifError
     const first = String(e?.message ?? error).split('\n')[0].replace(/^Error: /, '')
     // oclif's own parse errors (unknown flag, bad option) carry exit 2.
-    if (e?.oclif?.exit === 2) return {line: `${parseErrorLine(e)}. See: outbox ${(this.id ?? '').replaceAll(':', ' ')} --help`, exitCode: EXIT.usage}
+    if (e?.oclif?.exit === 2) return {line: `${parseErrorLine(e)}. ${this.suggestFlag(e) ?? `See: outbox ${(this.id ?? '').replaceAll(':', ' ')} --help`}`, exitCode: EXIT.usage}
     return {line: `unexpected error: ${first}`, exitCode: e?.oclif?.exit ?? EXIT.usage}
   }
 }
