@@ -3,7 +3,7 @@
 // ("$schema": "./node_modules/outbox/schemas/config.schema.json").
 import {readFileSync, writeFileSync} from 'node:fs'
 // the same names the CLI reads the file with (run after tsc, so dist/ is there)
-import {keyOf, NOT_IN_FILE, sectionOf, SHARED_FLAGS} from '../dist/src/cli/settings/keys.js'
+import {keyOf, NO_SECTION, NOT_IN_FILE, sectionOf, SHARED_FLAGS} from '../dist/src/cli/settings/keys.js'
 
 const root = new URL('..', import.meta.url)
 const manifest = JSON.parse(readFileSync(new URL('oclif.manifest.json', root), 'utf8'))
@@ -17,7 +17,7 @@ function valueSchema(flag) {
 }
 
 const commands = Object.values(manifest.commands)
-  .filter((c) => !c.hidden && c.id !== 'config')
+  .filter((c) => !c.hidden && !NO_SECTION.has(c.id))
   .sort((a, b) => a.id.localeCompare(b.id))
 const shared = Object.fromEntries(
   SHARED_FLAGS.map((flag) => {

@@ -66,7 +66,7 @@ export abstract class OutboxCommand extends Command {
     const defs = {...input.baseFlags, ...input.flags} as Record<string, FlagLike & {required?: boolean; env?: string; defaultHelp?: unknown}>
     const path = configFilePath(givenConfig(argv), process.env)
     const file = path ? loadConfigFile(path) : {}
-    const fromFile = path ? fileValuesFor(this.id ?? '', file, path, this.config.commands, {sharedUrl: (this.ctor as typeof OutboxCommand).sharedUrl}) : new Map<string, FileValue>()
+    const fromFile = path ? fileValuesFor(this.id ?? '', file, path, this.config.commands.filter((c) => c.pluginName === this.config.name), {sharedUrl: (this.ctor as typeof OutboxCommand).sharedUrl}) : new Map<string, FileValue>()
     const optional = (name: string) => this.showingSettings || fromFile.has(name)
     const relaxed = Object.fromEntries(Object.entries(input.flags ?? {}).map(([name, def]) => [name, optional(name) ? {...def, required: false} : def]))
     // named one by one: a command class's inherited statics (baseFlags, strict) do not spread

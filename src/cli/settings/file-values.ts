@@ -4,7 +4,7 @@
 import type {Command} from '@oclif/core'
 import type {ConfigFile} from '../../config.js'
 import {OutboxError, UsageError} from '../../core/errors.js'
-import {keyOf, NOT_IN_FILE, sectionOf, SHARED_FLAGS} from './keys.js'
+import {keyOf, NO_SECTION, NOT_IN_FILE, sectionOf, SHARED_FLAGS} from './keys.js'
 
 /** A flag as parse sees it: the manifest's fields, plus its parser when the command is loaded. */
 export interface FlagLike {
@@ -49,7 +49,7 @@ function flagOfKey(command: Command.Loadable, key: string): string | undefined {
 }
 
 function checkKeys(file: ConfigFile, path: string, commands: readonly Command.Loadable[]): void {
-  const sections = new Map(commands.filter((c) => !c.hidden && c.id !== 'config').map((c) => [sectionOf(c.id), c]))
+  const sections = new Map(commands.filter((c) => !c.hidden && !NO_SECTION.has(c.id)).map((c) => [sectionOf(c.id), c]))
   const shared = SHARED_FLAGS.map(keyOf)
   for (const [key, value] of Object.entries(file)) {
     if (key === '$schema' || shared.includes(key)) continue

@@ -8,6 +8,9 @@ export const keyOf = (flag: string): string => flag.replace(/-([a-z0-9])/g, (_, 
 /** Flags the file cannot set: one chooses the file itself, the others the run's output. */
 export const NOT_IN_FILE = new Set(['config', 'json', 'help'])
 
+/** Commands with nothing to configure: no section in the file. */
+export const NO_SECTION = new Set(['config', 'version'])
+
 /** Top-level keys: the connection and table names, shared by every command that has the flag. */
 export const SHARED_FLAGS = ['url', 'table', 'inbox-table', 'archive-table', 'schema']
 
