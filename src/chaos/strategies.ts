@@ -16,7 +16,7 @@ export const STRATEGY_DESCRIPTIONS: Record<Strategy, string> = {
 export const CONSUMER_DESCRIPTIONS: Record<ConsumerMode, string> = {
   idempotent: 'inbox row and effect in one transaction; duplicates skipped, stale versions detected',
   naive: 'BROKEN: no inbox, every delivery applies the effect (redeliveries apply it twice)',
-  'ack-first': 'BROKEN: acks the message before its inbox transaction commits (a crash in between loses the effect)',
+  'ack-first': 'BROKEN: acks each message on receipt, before its inbox transaction commits (a crash in between loses the effect)',
 }
 
 /** Dual-write strategies have no outbox table in the path and no relay. */

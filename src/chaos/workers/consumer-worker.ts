@@ -18,6 +18,9 @@ import {recordAcked, recordDelivery, recordEffect, recordOutcome, type RunTables
 import {openSource} from './transport.js'
 import type {WorkerConfig} from './worker.js'
 
+/** ack-first: long enough for the event loop to send the early ack to the broker */
+const ACK_FLUSH_MS = 50
+
 /** What the delivery log says of a delivery: the loop's outcome, or what else became of it. */
 type Settled = ConsumeOutcome | 'dead-lettered' | 'acked'
 
@@ -27,13 +30,8 @@ export async function runConsumer(config: WorkerConfig, db: Db, scenario: Scenar
   process.once('SIGTERM', () => stop.abort())
   const log = (deliveryId: string, outcome: Settled) => recordOutcome(db, db.dialect, t, deliveryId, outcome)
   const acked = (deliveryId: string) => recordAcked(db, db.dialect, t, deliveryId)
-  // ack-first: the early ack of each event in flight, found by the event the handler gets
-  const earlyAcks = new WeakMap<object, () => Promise<void>>()
 
   const handler: EventHandler = async (event, tx) => {
-    const ackEarly = earlyAcks.get(event)
-    earlyAcks.delete(event) // once: the loop may run the handler again for the same delivery (a database outage)
-    await ackEarly?.()
     await scenario.effect(tx, event, ctx)
     await recordEffect(tx, db.dialect, t, {eventId: event.id, aggregateId: event.aggregateId, version: event.aggregateVersion})
   }
@@ -50,15 +48,16 @@ export async function runConsumer(config: WorkerConfig, db: Db, scenario: Scenar
         const deliveryId = randomUUID()
         const known = !(event instanceof MessageDecodeError)
         await recordDelivery(db, db.dialect, t, known ? {deliveryId, eventId: event.id, aggregateId: event.aggregateId, version: event.aggregateVersion} : {deliveryId, eventId: '(undecodable)', aggregateId: null, version: null})
-        let ackedEarly = false
-        if (known && config.consumerMode === 'ack-first') {
-          // Broken on purpose: the broker forgets the message before the inbox transaction commits.
-          earlyAcks.set(event, async () => {
-            await delivery.ack('applied')
-            ackedEarly = true
-            await log(deliveryId, 'acked')
-            await acked(deliveryId)
-          })
+        const ackedEarly = known && config.consumerMode === 'ack-first'
+        if (ackedEarly) {
+          // Broken on purpose: acked on receipt, so the broker forgets the message before the
+          // inbox transaction has even begun (an auto-ack consumer)
+          await delivery.ack('applied')
+          // clients send acks from a later turn of the event loop (amqplib, nats.js), and the
+          // database calls may never yield one (better-sqlite3): let it leave before a kill can come
+          await new Promise((resolve) => setTimeout(resolve, ACK_FLUSH_MS))
+          await log(deliveryId, 'acked')
+          await acked(deliveryId)
         }
         return {
           ...delivery,

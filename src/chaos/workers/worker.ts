@@ -1,6 +1,7 @@
 // A chaos worker process: `node dist/src/chaos/workers/worker.js` with OUTBOX_CHAOS_WORKER (JSON) set.
 // It runs the project's own producer (writeEvent), relay (relay-worker.ts) and consumer runtime
-// (consumer-worker.ts) against the run's scratch tables; an armed failpoint (OUTBOX_FAILPOINTS) kills it by SIGKILL mid-step.
+// (consumer-worker.ts) against the run's scratch tables; an armed failpoint (OUTBOX_FAILPOINTS)
+// kills it by SIGKILL mid-step.
 // Protocol on stdout, one line each: "ready", "op <n>" before business op n starts, "done".
 import {randomUUID} from 'node:crypto'
 import {writeSync} from 'node:fs'
