@@ -4,7 +4,8 @@
 // its handler. The harness watches through a thin adapter around the source: each delivery is
 // logged when taken and its outcome once the loop settles it; the consumer.after-commit
 // failpoint fires there, inside the loop's ack call, after the commit and before the broker
-// hears of it. The broken modes (strategies.ts) change what the loop is given, never the loop.
+// hears of it. The broken modes (strategies.ts) change what the loop is given (a consumer
+// without an inbox, deliveries acked on receipt), never the loop.
 import {randomUUID} from 'node:crypto'
 import type {Consumer, ConsumeOutcome} from '../../consumer.js'
 import {MessageDecodeError} from '../../consume/event.js'
