@@ -11,17 +11,18 @@ import {EXIT} from '../src/core/errors.js'
 
 export default class Chaos extends OutboxCommand {
   static override summary = 'Kill producer, relay and consumer processes at every step, then prove nothing was lost, duplicated or stuck'
-  static override description = `Spawns real worker processes running this project's producer, relay and consumer, arms one failpoint per run (the process SIGKILLs itself at that step), restarts it without failpoints, lets everything drain and checks on the database: atomic (business rows and events agree), delivered, effect once, nothing stuck, order. Also runs scenarios beyond kills: broker down, out-of-order delivery, a poison message, concurrent relays with kills among them.
+  static override description = `Spawns real worker processes running this project's producer, relay and consumer runtime (the code outbox consume runs), arms one failpoint per run (the process SIGKILLs itself at that step), restarts it without failpoints, lets everything drain and checks on the database: atomic (business rows and events agree), delivered, effect once, nothing stuck, order. Also runs scenarios beyond kills: broker down, out-of-order delivery, a poison message, concurrent relays with kills among them.
 
-Without --url it runs on a SQLite file in a temporary directory. With --url it uses PostgreSQL or MySQL/MariaDB, in its own scratch tables (chaos_<random>_*), dropped after each run; OUTBOX_DATABASE_URL and DATABASE_URL are deliberately not read. The broker is one the harness hosts on loopback unless --broker names a real one.
+Without --url it runs on a SQLite file in a temporary directory. With --url it uses PostgreSQL or MySQL/MariaDB, in its own scratch tables (chaos_<random>_*), dropped after each run; OUTBOX_DATABASE_URL and DATABASE_URL are deliberately not read. The broker is one the harness hosts on loopback unless --broker names a real one (RabbitMQ, NATS JetStream or Redis Streams).
 
-Exit 0 only when every invariant held and every step was exercised; 1 otherwise. The broken strategies (--strategy dual-write-*, --consumer naive) show what a failure looks like.`
+Exit 0 only when every invariant held and every step was exercised; 1 otherwise. The broken strategies (--strategy dual-write-*, --consumer naive or ack-first) show what a failure looks like.`
   static override examples = [
     '<%= config.bin %> chaos',
     '<%= config.bin %> chaos --url postgres://postgres@127.0.0.1:5432/app --junit chaos.xml',
     '<%= config.bin %> chaos --steps relay.after-send,consumer.after-commit --iterations 5 --seed 42',
     '<%= config.bin %> chaos --strategy dual-write-commit-first',
     '<%= config.bin %> chaos --consumer naive --scenarios none',
+    '<%= config.bin %> chaos --consumer ack-first --steps consumer.before-commit',
     '<%= config.bin %> chaos --scenario ./chaos-scenario.js --url mysql://root@127.0.0.1:3306/app',
     '<%= config.bin %> chaos --broker amqp://guest:guest@127.0.0.1:5672 --json',
   ]
@@ -40,11 +41,11 @@ Exit 0 only when every invariant held and every step was exercised; 1 otherwise.
     iterations: Flags.integer({description: 'runs per step', default: 1, min: 1}),
     seed: Flags.integer({description: 'makes a run repeatable (chooses which hit of a step is killed); printed with every report', min: 1}),
     strategy: Flags.string({description: 'how the producer publishes (dual-write-* are broken on purpose)', options: [...STRATEGIES], default: 'outbox'}),
-    consumer: Flags.string({description: 'consumer dedupe (naive is broken on purpose)', options: [...CONSUMER_MODES], default: 'idempotent'}),
+    consumer: Flags.string({description: 'consumer dedupe and ack (naive and ack-first are broken on purpose)', options: [...CONSUMER_MODES], default: 'idempotent'}),
     relays: Flags.integer({description: 'relay processes per run (concurrent-relays uses at least 3)', default: 1, min: 1, max: 16}),
     orders: Flags.integer({description: 'business size of one run (orders in the built-in scenario)', default: 3, min: 1, max: 1000}),
     scenario: Flags.string({description: 'ES module with your business write, effect and invariant (see README)', helpValue: 'FILE'}),
-    broker: Flags.string({description: 'real broker between relay and consumer: amqp://... or nats://... (default: loopback)', helpValue: 'URL'}),
+    broker: Flags.string({description: 'real broker between relay and consumer: amqp://..., nats://... or redis://... (default: loopback)', helpValue: 'URL'}),
     junit: Flags.string({description: 'also write a JUnit XML report (one testcase per step and scenario)', helpValue: 'FILE'}),
     'run-timeout': duration({description: 'give up on one run that has not drained after this long', default: '30s', helpValue: 'DURATION'}),
     keep: Flags.boolean({description: 'keep the scratch tables (and the SQLite file) for inspection'}),

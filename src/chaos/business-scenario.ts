@@ -10,7 +10,7 @@ import {raw, sql} from '../../dialects/index.js'
 import type {Queryable} from '../db/index.js'
 import {UsageError} from '../core/errors.js'
 import type {NewEvent} from '../producer.js'
-import type {EventIdentity} from '../schema/event-row.js'
+import type {ConsumedEvent} from '../consume/event.js'
 
 export interface ScenarioContext {
   dialect: Dialect
@@ -22,10 +22,8 @@ export interface ScenarioContext {
   ops: number
 }
 
-/** An event as the consumer receives it from the broker. */
-export interface DeliveredEvent extends EventIdentity {
-  payload: unknown
-}
+/** An event as the consumer receives it from the broker: what the consumer runtime decodes. */
+export type DeliveredEvent = ConsumedEvent
 
 /** What committed business data says must have been emitted, keyed by aggregate and version. */
 export interface Intent {

@@ -8,7 +8,7 @@ import type {ChaosProgress} from './report.js'
 import {LOOPBACK_ONLY, SCENARIOS, type ScenarioKind} from './scenarios/index.js'
 import {randomSeed} from './seed.js'
 import type {ConsumerMode, Strategy} from './strategies.js'
-import type {BrokerSpec} from './workers/transport.js'
+import type {RealBroker} from './workers/transport.js'
 
 export interface ChaosOptions {
   /** default: a SQLite file in a temporary directory */
@@ -27,7 +27,7 @@ export interface ChaosOptions {
   orders?: number
   /** path of a scenario module (default: the built-in orders scenario) */
   scenarioPath?: string
-  /** amqp:// or nats:// broker URL (default: the harness's loopback broker) */
+  /** amqp://, nats:// or redis:// broker URL (default: the harness's loopback broker) */
   broker?: string
   /** give up on one run's drain after this long (default 30 s) */
   runTimeoutMs?: number
@@ -51,16 +51,25 @@ export interface CheckedOptions {
   iterations: number
   relays: number
   orders: number
-  broker?: BrokerSpec
+  broker?: RealBroker
   scenario: Scenario
   scenarioPath?: string
 }
 
-export function parseBrokerUrl(url: string | undefined): BrokerSpec | undefined {
+const BROKER_SCHEMES: [RegExp, RealBroker['kind']][] = [
+  [/^amqps?:\/\//i, 'amqp'],
+  [/^nats:\/\//i, 'nats'],
+  [/^rediss?:\/\//i, 'redis'],
+]
+
+export function parseBrokerUrl(url: string | undefined): RealBroker | undefined {
   if (!url || url === 'loopback') return undefined
-  if (/^amqps?:\/\//i.test(url)) return {kind: 'amqp', url}
-  if (/^nats:\/\//i.test(url)) return {kind: 'nats', url}
-  throw new UsageError((o) => `unsupported ${o('broker')} ${JSON.stringify(url.replace(/\/\/[^@/]*@/, '//***@'))}`, 'Use amqp://... (RabbitMQ) or nats://... (JetStream), or omit it for the loopback broker')
+  const kind = BROKER_SCHEMES.find(([scheme]) => scheme.test(url))?.[1]
+  if (kind) return {kind, url}
+  throw new UsageError(
+    (o) => `unsupported ${o('broker')} ${JSON.stringify(url.replace(/\/\/[^@/]*@/, '//***@'))}`,
+    'Use amqp://... (RabbitMQ), nats://... (JetStream) or redis://... (Redis Streams), or omit it for the loopback broker',
+  )
 }
 
 export async function checkOptions(options: ChaosOptions): Promise<CheckedOptions> {

@@ -15,6 +15,9 @@ import type {BrokerSpec} from './workers/transport.js'
 import type {WorkerConfig} from './workers/worker.js'
 import type {WorkerProcess} from './workers/worker-process.js'
 
+/** the consumer's name: its inbox rows, and the queue's, durable's or group's where a broker names them after it */
+const CONSUMER_NAME = 'chaos-inventory'
+
 export interface Plan {
   fault: FaultScenario
   iteration: number
@@ -43,13 +46,13 @@ export async function runOne(plan: Plan, session: ChaosSession): Promise<RunResu
     (cleaned ??= (async () => {
       await loopback?.stop()
       if (!s.keep) {
-        await brokers?.cleanupBroker(broker, prefix).catch(() => {})
+        if (s.broker) await brokers?.cleanupBroker(s.broker, prefix).catch(() => {})
         await dropRunTables(s.db, tables, s.scenario)
       }
     })())
   const untrack = session.track(cleanup)
   try {
-    await brokers?.prepareBroker(broker, prefix)
+    if (s.broker) await brokers?.prepareBroker(s.broker, prefix, CONSUMER_NAME)
     const run = new Run(session, {started, tables, ctx, ops, loopback, broker, relays: relayless ? 0 : s.relays})
     const stage = fault.arm(run)
     await watch(run, stage)
@@ -158,7 +161,7 @@ export class Run implements RunUnderTest {
       ids: this.ids,
       strategy: s.strategy,
       consumerMode: s.consumer,
-      consumerName: 'chaos-inventory',
+      consumerName: CONSUMER_NAME,
       broker: this.parts.broker,
       relay: {...this.relay, owner: `${role}-${randomBytes(3).toString('hex')}`},
       ...extra,

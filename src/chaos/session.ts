@@ -3,7 +3,7 @@
 import type {Db} from '../db/index.js'
 import type {Scenario} from './business-scenario.js'
 import type {ConsumerMode, Strategy} from './strategies.js'
-import type {BrokerSpec} from './workers/transport.js'
+import type {RealBroker} from './workers/transport.js'
 import {WorkerPool} from './workers/worker-process.js'
 
 export interface Settings {
@@ -15,7 +15,7 @@ export interface Settings {
   consumer: ConsumerMode
   relays: number
   orders: number
-  broker?: BrokerSpec
+  broker?: RealBroker
   runTimeoutMs: number
   keep: boolean
   random: () => number

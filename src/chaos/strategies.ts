@@ -4,7 +4,7 @@
 export const STRATEGIES = ['outbox', 'dual-write-commit-first', 'dual-write-publish-first'] as const
 export type Strategy = (typeof STRATEGIES)[number]
 
-export const CONSUMER_MODES = ['idempotent', 'naive'] as const
+export const CONSUMER_MODES = ['idempotent', 'naive', 'ack-first'] as const
 export type ConsumerMode = (typeof CONSUMER_MODES)[number]
 
 export const STRATEGY_DESCRIPTIONS: Record<Strategy, string> = {
@@ -16,6 +16,7 @@ export const STRATEGY_DESCRIPTIONS: Record<Strategy, string> = {
 export const CONSUMER_DESCRIPTIONS: Record<ConsumerMode, string> = {
   idempotent: 'inbox row and effect in one transaction; duplicates skipped, stale versions detected',
   naive: 'BROKEN: no inbox, every delivery applies the effect (redeliveries apply it twice)',
+  'ack-first': 'BROKEN: acks each message on receipt, before its inbox transaction commits (a crash in between loses the effect)',
 }
 
 /** Dual-write strategies have no outbox table in the path and no relay. */

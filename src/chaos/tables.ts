@@ -11,7 +11,7 @@ import type {Scenario, ScenarioContext} from './business-scenario.js'
 export interface RunTables {
   prefix: string
   outbox: TableNames
-  /** one row per message the consumer received (outcome filled in after handling) */
+  /** one row per message the consumer received (outcome filled in after handling, acked once the broker took the ack) */
   deliveries: string
   /** one row per applied side effect; seen_max = highest version applied before it, for the order check */
   effects: string
@@ -58,7 +58,7 @@ export async function createRunTables(db: Db, t: RunTables, scenario: Scenario, 
   await applyInit(db, t.outbox, {inbox: true, archive: false})
   await db.execute(sql`CREATE TABLE IF NOT EXISTS ${q(db.dialect, t.deliveries)} (
   delivery_id VARCHAR(64) NOT NULL PRIMARY KEY, event_id VARCHAR(64) NOT NULL, aggregate_id VARCHAR(200),
-  aggregate_version INTEGER, outcome VARCHAR(16) NOT NULL, pid INTEGER NOT NULL)`)
+  aggregate_version INTEGER, outcome VARCHAR(16) NOT NULL, acked INTEGER NOT NULL, pid INTEGER NOT NULL)`)
   await db.execute(sql`CREATE TABLE IF NOT EXISTS ${q(db.dialect, t.effects)} (
   event_id VARCHAR(64) NOT NULL, aggregate_id VARCHAR(200), aggregate_version INTEGER, seen_max INTEGER, pid INTEGER NOT NULL)`)
   await scenario.setup(db, ctx)
@@ -69,12 +69,17 @@ export async function dropRunTables(db: Db, t: RunTables, scenario: Scenario): P
 }
 
 export async function recordDelivery(db: Queryable, dialect: Dialect, t: RunTables, d: {deliveryId: string; eventId: string; aggregateId: string | null; version: number | null}): Promise<void> {
-  await db.execute(sql`INSERT INTO ${q(dialect, t.deliveries)} (delivery_id, event_id, aggregate_id, aggregate_version, outcome, pid)
-VALUES (${d.deliveryId}, ${d.eventId}, ${d.aggregateId}, ${d.version}, 'received', ${process.pid})`)
+  await db.execute(sql`INSERT INTO ${q(dialect, t.deliveries)} (delivery_id, event_id, aggregate_id, aggregate_version, outcome, acked, pid)
+VALUES (${d.deliveryId}, ${d.eventId}, ${d.aggregateId}, ${d.version}, 'received', 0, ${process.pid})`)
 }
 
 export async function recordOutcome(db: Queryable, dialect: Dialect, t: RunTables, deliveryId: string, outcome: string): Promise<void> {
   await db.execute(sql`UPDATE ${q(dialect, t.deliveries)} SET outcome = ${outcome} WHERE delivery_id = ${deliveryId}`)
+}
+
+/** The broker took the delivery's ack (or its dead letter): it will not come again. */
+export async function recordAcked(db: Queryable, dialect: Dialect, t: RunTables, deliveryId: string): Promise<void> {
+  await db.execute(sql`UPDATE ${q(dialect, t.deliveries)} SET acked = 1 WHERE delivery_id = ${deliveryId}`)
 }
 
 /** Inside the effect's transaction: log it, with the highest version applied before it. */
@@ -93,10 +98,14 @@ export async function countPending(db: Db, t: RunTables): Promise<number> {
   return Number(row.n)
 }
 
-/** Real brokers: every published event has a handled delivery (the caller then waits for quiet). */
+/**
+ * Real brokers: every published event has a delivery the broker took the ack of. A consumer
+ * killed between its commit and its ack leaves none: the run waits for the redelivery (after
+ * NATS's AckWait, or Redis's claim idle time), and the caller then waits for quiet.
+ */
 export async function allHandled(db: Db, t: RunTables): Promise<boolean> {
   const d = db.dialect
   const [row] = await db.query<{n: unknown}>(sql`SELECT COUNT(*) AS n FROM ${q(d, t.outbox.outbox)} e WHERE e.published_at IS NOT NULL
-  AND NOT EXISTS (SELECT 1 FROM ${q(d, t.deliveries)} x WHERE x.event_id = CAST(e.id AS CHAR(36)) AND x.outcome <> 'received')`)
+  AND NOT EXISTS (SELECT 1 FROM ${q(d, t.deliveries)} x WHERE x.event_id = CAST(e.id AS CHAR(36)) AND x.acked = 1)`)
   return Number(row.n) === 0
 }

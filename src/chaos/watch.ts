@@ -9,7 +9,8 @@ import {classifyExit} from './workers/worker-process.js'
 const TICK_MS = 40
 /**
  * How long a drained run must stay quiet: a kill right after the last mark must not be missed,
- * and a real broker's redelivery (NATS ack wait 1.5 s) must have come back.
+ * and a real broker's resends of events already handled (relay.after-send) must have come
+ * through. (A redelivery after a consumer kill is waited for by allHandled: no ack, no drain.)
  */
 const QUIET_MS = {loopback: 200, realBroker: 2000}
 

@@ -17,8 +17,8 @@ export interface Delivery {
   event: ConsumedEvent | MessageDecodeError
   /** this delivery's number, 1 the first time, counted by the broker */
   attempt: number
-  /** the effect is committed: the broker may forget the message */
-  ack(): Promise<void>
+  /** the effect is committed (or the event was a duplicate or stale): the broker may forget the message */
+  ack(outcome: ConsumeOutcome): Promise<void>
   /** hand the message back for another delivery after about delayMs */
   retry(reason: string, delayMs: number): Promise<void>
   /** out of the queue for good, where the broker keeps dead letters */
@@ -137,7 +137,7 @@ export async function runLoop(source: DeliverySource, options: LoopOptions): Pro
       }
       summary[outcome]++
       try {
-        await delivery.ack()
+        await delivery.ack(outcome)
       } catch (error) {
         // committed: a redelivery finds the inbox row and is acked as a duplicate
         log.warn('committed, but the broker did not take the ack; it will deliver the message again', {id: event.id, error: errorText(error)})

@@ -1,7 +1,17 @@
 // The loopback broker against the relay's real http publisher and plain fetch: it keeps what
 // it accepted, redelivers what was not acknowledged, and stages outages and poison messages.
+// Then the consumer side: its delivery adapter under the shipped consumer runtime.
+import {mkdtempSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
+import {sql} from '../../dialects/index.js'
 import {LoopbackBroker} from '../../src/chaos/broker.js'
+import {loopbackSource} from '../../src/chaos/workers/loopback-source.js'
+import type {ConsumedEvent} from '../../src/consume/event.js'
+import {runOn} from '../../src/consume/runtime.js'
+import {openDb} from '../../src/db/index.js'
+import {applyInit} from '../../src/schema/init.js'
 import {HttpPublisher} from '../../src/publishers/http.js'
 import type {ClaimedEvent} from '../../src/relay/claim.js'
 import {uuidv7} from '../../src/core/uuid.js'
@@ -112,5 +122,60 @@ describe('loopback broker', () => {
     expect((await next(url))!.event.aggregateversion).toBe(2)
     expect((await next(url))!.event.aggregateversion).toBe(1)
     await publisher.close()
+  })
+})
+
+describe('the loopback broker under the consumer runtime (loopbackSource + runOn)', () => {
+  it('decodes the CloudEvents, acks only after the inbox commit, and takes a failed message back after the broker redelivers it', async () => {
+    broker = new LoopbackBroker({redeliverMs: 300})
+    const url = await broker.start()
+    const dir = mkdtempSync(join(tmpdir(), 'outbox-loopback-'))
+    const db = await openDb(`sqlite:${join(dir, 'inbox.db')}`)
+    const publisher = new HttpPublisher({target: `${url}/publish`})
+    try {
+      const tables = {outbox: 'lb_outbox', inbox: 'lb_inbox'}
+      await applyInit(db, tables, {inbox: true, archive: false})
+      const events = [event(1), event(2)]
+      await publisher.publish(events)
+      const seen: ConsumedEvent[] = []
+      let failOnce = true
+      const idleWhileHandling: boolean[] = []
+      const run = (maxEvents: number) =>
+        runOn(() => Promise.resolve(loopbackSource(url)), {
+          db,
+          consumer: 'lb',
+          tables,
+          maxEvents,
+          retryDelayMs: 0,
+          handler: async (e) => {
+            seen.push(e)
+            idleWhileHandling.push(broker!.idle())
+            if (e.id === events[0].id && failOnce) {
+              failOnce = false
+              throw new Error('handler failed once')
+            }
+          },
+        })
+      const summary = await run(2)
+      expect(summary).toMatchObject({applied: 2, duplicate: 0, retried: 1, settled: 2})
+      expect(seen.map((e) => e.id)).toEqual([events[0].id, events[1].id, events[0].id])
+      expect(seen[0]).toMatchObject({eventType: 'order.created', aggregateType: 'order', aggregateId: 'order-1', aggregateVersion: 1, payload: {n: 1}})
+      expect(seen[0].createdAt).toEqual(events[0].createdAt)
+      expect(idleWhileHandling).toEqual([false, false, false]) // nothing is acked before its commit
+      expect(broker.idle()).toBe(true)
+      expect(broker.stats).toMatchObject({accepted: 2, delivered: 3, acked: 2})
+      const [inbox] = await db.query<{n: unknown}>(sql`SELECT COUNT(*) AS n FROM lb_inbox`)
+      expect(Number(inbox.n)).toBe(2)
+
+      // a resend of an event already handled: a duplicate, acked without the handler
+      await publisher.publish([events[1]])
+      expect(await run(1)).toMatchObject({applied: 0, duplicate: 1, settled: 1})
+      expect(seen).toHaveLength(3)
+      expect(broker.idle()).toBe(true)
+    } finally {
+      await publisher.close()
+      await db.close()
+      rmSync(dir, {recursive: true, force: true})
+    }
   })
 })

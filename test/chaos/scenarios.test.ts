@@ -92,6 +92,11 @@ describe('the list of scenarios', () => {
     expect(unknown).toMatchObject({message: 'unknown scenario meteor', hint: 'Scenarios: broker-down, out-of-order, poison, concurrent-relays'})
     await expect(checkOptions({scenarios: ['poison'], broker: 'nats://127.0.0.1:4222'})).rejects.toThrow(/scenario poison needs the loopback broker/)
     expect((await checkOptions({broker: 'nats://127.0.0.1:4222'})).scenarios).toEqual(['concurrent-relays'])
+    // every broker we ship a consumer runtime for; http:// is no broker chaos can stand between
+    for (const [url, kind] of [['amqp://guest:guest@127.0.0.1:5672', 'amqp'], ['nats://127.0.0.1:4222', 'nats'], ['redis://127.0.0.1:6379', 'redis'], ['rediss://h:6380', 'redis']]) {
+      expect((await checkOptions({broker: url})).broker).toEqual({kind, url})
+    }
+    await expect(checkOptions({broker: 'http://127.0.0.1:1'})).rejects.toThrow(/unsupported broker "http:\/\/127.0.0.1:1"/)
   })
 })
 

@@ -1,18 +1,19 @@
 // A chaos worker process: `node dist/src/chaos/workers/worker.js` with OUTBOX_CHAOS_WORKER (JSON) set.
-// It runs the project's own producer (writeEvent), relay and consumer code against the run's
-// scratch tables; an armed failpoint (OUTBOX_FAILPOINTS) kills it by SIGKILL mid-step.
+// It runs the project's own producer (writeEvent), relay (relay-worker.ts) and consumer runtime
+// (consumer-worker.ts) against the run's scratch tables; an armed failpoint (OUTBOX_FAILPOINTS)
+// kills it by SIGKILL mid-step.
 // Protocol on stdout, one line each: "ready", "op <n>" before business op n starts, "done".
 import {randomUUID} from 'node:crypto'
 import {writeSync} from 'node:fs'
 import type {CompiledQuery as CompiledQueryType, Transaction} from 'kysely'
 import type {Sql} from '../../../dialects/index.js'
-import {Consumer} from '../../consumer.js'
 import {openDb, type Db, type Queryable, type Row} from '../../db/index.js'
 import {writeEvent} from '../../producer.js'
 import {failpoint} from '../../core/failpoints.js'
-import {loadScenario, scenarioContext, type DeliveredEvent, type Scenario, type ScenarioContext} from '../business-scenario.js'
-import {openSource, openPublisher, type BrokerSpec} from './transport.js'
-import {recordDelivery, recordEffect, recordOutcome, runTables, type RunTables} from '../tables.js'
+import {loadScenario, scenarioContext, type Scenario, type ScenarioContext} from '../business-scenario.js'
+import {openPublisher, type BrokerSpec} from './transport.js'
+import {runTables, type RunTables} from '../tables.js'
+import {runConsumer} from './consumer-worker.js'
 import {runRelay} from './relay-worker.js'
 import type {ConsumerMode, Strategy} from '../strategies.js'
 
@@ -54,7 +55,7 @@ async function producer(config: WorkerConfig, db: Db, scenario: Scenario, ctx: S
   // kysely only here: it is the slowest import, and relay and consumer do not need it
   const [kysely, {CompiledQuery}] = await Promise.all([db.kysely(), import('kysely')])
   const q = (trx: Transaction<any>) => kyselyQueryable(trx, db, CompiledQuery)
-  const publisher = config.strategy === 'outbox' ? undefined : await openPublisher(config.broker)
+  const publisher = config.strategy === 'outbox' ? undefined : await openPublisher(config.broker, t.prefix)
   for (let op = config.opStart ?? 0; op < config.ops; op++) {
     say(`op ${op}`)
     const fixedId = config.ids?.[String(op)]
@@ -89,44 +90,6 @@ async function producer(config: WorkerConfig, db: Db, scenario: Scenario, ctx: S
   say('done')
 }
 
-async function consumer(config: WorkerConfig, db: Db, scenario: Scenario, ctx: ScenarioContext, t: RunTables): Promise<void> {
-  const source = await openSource(config.broker, config.consumerName, t.prefix)
-  const inbox = new Consumer(db, {consumer: config.consumerName, tables: t.outbox, checkVersion: true})
-  let stopping = false
-  let busy = false
-  // between messages a stop is immediate; mid-message, the message is finished first
-  process.once('SIGTERM', () => (busy ? (stopping = true) : process.exit(0)))
-  say('ready')
-  while (!stopping) {
-    busy = false
-    const message = await source.next()
-    if (!message) continue
-    busy = true
-    const event: DeliveredEvent = message.event
-    const deliveryId = randomUUID()
-    await recordDelivery(db, db.dialect, t, {deliveryId, eventId: event.id, aggregateId: event.aggregateId, version: event.aggregateVersion})
-    const effect = async (tx: Queryable) => {
-      await scenario.effect(tx, event, ctx)
-      await recordEffect(tx, db.dialect, t, {eventId: event.id, aggregateId: event.aggregateId, version: event.aggregateVersion})
-    }
-    let outcome: string
-    if (config.consumerMode === 'naive') {
-      // Broken on purpose: no inbox, so a redelivered message is applied again.
-      await db.transaction(async (tx) => {
-        await effect(tx)
-        failpoint('consumer.before-commit')
-      })
-      outcome = 'applied'
-    } else {
-      outcome = await inbox.handle(event, effect)
-    }
-    await recordOutcome(db, db.dialect, t, deliveryId, outcome)
-    failpoint('consumer.after-commit')
-    await source.ack(message)
-  }
-  await source.close()
-}
-
 async function main(): Promise<void> {
   // orphaned (the harness died without killing us): stop rather than run forever
   const parent = process.ppid
@@ -140,7 +103,7 @@ async function main(): Promise<void> {
     const {scenario} = await loadScenario(config.scenarioPath)
     const ctx = scenarioContext(db.dialect, config.prefix, config.ops)
     if (config.role === 'producer') await producer(config, db, scenario, ctx, t)
-    else await consumer(config, db, scenario, ctx, t)
+    else await runConsumer(config, db, scenario, ctx, t, say)
   }
   await db.close()
   process.exit(0)
