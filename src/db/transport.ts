@@ -153,11 +153,15 @@ export function transportFailure(error: unknown, route: Route, signals: Transpor
       )
     case 'dates':
       return new ConnectionError(`${mode}: the server's certificate at ${where} is out of its validity dates (${reason})`, 'Renew the server\'s certificate')
-    case 'host':
+    case 'host': {
+      // Node's identity error carries the name it checked and the certificate it checked it in
+      const {host, cert} = error as {host?: string; cert?: {subjectaltname?: string}}
+      const names = cert?.subjectaltname ?? 'other names'
       return new ConnectionError(
-        `${mode}: the server's certificate does not name the host ${where} (${reason})`,
+        `${mode}: the server's certificate at ${where} is for ${names}, not ${host ?? 'the host dialled'} (${code || message})`,
         `Connect by a name the certificate lists, or use ${tls.spell('verify-ca')} to check the chain but not the name`,
       )
+    }
     case 'handshake':
       return new ConnectionError(`${mode}: the TLS handshake with ${where} failed (${reason})`, `Check the server's TLS set-up and the certificate files in the URL`)
   }
