@@ -38,7 +38,8 @@ export interface NetworkUrl {
 const NETWORK_URL = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)(\/[^?#]*)?(?:\?([^#]*))?(?:#.*)?$/i
 
 export function parseNetworkUrl(url: string): NetworkUrl {
-  const malformed = () => new UsageError(`malformed database URL ${JSON.stringify(redactUrl(url))}`, 'Use e.g. postgres://user@host:5432/dbname')
+  const scheme = /^[a-z][a-z0-9+.-]*/i.exec(url)?.[0] ?? 'postgres'
+  const malformed = () => new UsageError(`malformed database URL ${JSON.stringify(redactUrl(url))}`, `Use e.g. ${scheme}://user@host/dbname (percent-encode / ? # in a password)`)
   const match = NETWORK_URL.exec(url)
   if (!match) throw malformed()
   const [, authority, path = '', query = ''] = match
