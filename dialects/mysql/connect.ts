@@ -5,9 +5,10 @@ import type {PoolConnection} from 'mysql2/promise'
 import {sql, type Sql} from '../index.js'
 import {mysql as dialect} from './index.js'
 import {READ_COMMITTED} from './relay.js'
+import {mysqlTarget, mysqlTlsOptions} from './url.js'
 import {redactUrl} from '../../src/core/redact.js'
 import {poolWaitTimeout} from '../../src/db/errors.js'
-import {checkNetworkUrl} from '../../src/db/url.js'
+import {connecting as connectingVia, tlsTries, type TransportSignals} from '../../src/db/transport.js'
 import {DEFAULT_CONNECT_TIMEOUT_MS, type Db, type OpenOptions, type QueryOptions, type Queryable, type Row} from '../../src/db/types.js'
 
 function queryable(target: PoolConnection): Queryable {
@@ -63,18 +64,19 @@ function statementTimeout(connection: CallbackConnection, ms: number): string {
   return mysql ? `SET SESSION max_execution_time = ${Math.ceil(ms)}` : `SET SESSION max_statement_time = ${ms / 1000}`
 }
 
+// the server's handshake lacked the SSL flag while TLS was asked for (MySQL has no allow: nothing refuses plain text here)
+const signals = (error: unknown): TransportSignals => ({noTlsOffered: (error as {code?: unknown})?.code === 'HANDSHAKE_NO_SSL_SUPPORT', plainRefused: false})
+
 export async function open(url: string, options: OpenOptions = {}): Promise<Db> {
-  const parsed = checkNetworkUrl(url)
+  const target = mysqlTarget(url)
+  const tls = tlsTries(target, () => mysqlTlsOptions(target))
   const mysql2 = (await import('mysql2')).default
   // One callback pool; Kysely and our queries check its connections out through acquire().
   const poolSize = options.poolSize ?? 4
   const waitMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS
   const callbackPool = mysql2.createPool({
-    host: parsed.hostname,
-    port: parsed.port ? Number(parsed.port) : 3306,
-    user: decodeURIComponent(parsed.username || 'root'),
-    password: decodeURIComponent(parsed.password),
-    database: decodeURIComponent(parsed.pathname.replace(/^\//, '')) || undefined,
+    ...target.config,
+    ssl: tls.first || undefined,
     connectionLimit: poolSize,
     connectTimeout: waitMs,
     timezone: 'Z',
@@ -89,7 +91,10 @@ export async function open(url: string, options: OpenOptions = {}): Promise<Db> 
     connection.query("SET time_zone = '+00:00'")
     if (options.statementTimeoutMs) connection.query(statementTimeout(connection, options.statementTimeoutMs), () => {})
   })
-  const acquire = () => boundedAcquire(callbackPool, waitMs, poolSize)
+  // each new connection copies the pool's connection config
+  const connectionConfig = (callbackPool as unknown as {config: {connectionConfig: {ssl: unknown}}}).config.connectionConfig
+  const connecting = connectingVia(target, tls, signals, (ssl) => (connectionConfig.ssl = ssl || undefined))
+  const acquire = () => connecting(() => boundedAcquire(callbackPool, waitMs, poolSize))
   /** pool.query/execute with a bounded wait: one statement on a connection of the pool */
   async function onPool<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
     const connection = (await acquire()).promise()

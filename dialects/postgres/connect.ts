@@ -3,9 +3,10 @@ import type {Pool, PoolClient, QueryConfig} from 'pg'
 import {createHash} from 'node:crypto'
 import type {Sql} from '../index.js'
 import {postgres} from './index.js'
+import {postgresTarget, pgTlsOptions} from './url.js'
 import {redactUrl} from '../../src/core/redact.js'
 import {poolWaitTimeout} from '../../src/db/errors.js'
-import {checkNetworkUrl} from '../../src/db/url.js'
+import {connecting as connectingVia, tlsTries, type Connecting, type TransportSignals} from '../../src/db/transport.js'
 import {DEFAULT_CONNECT_TIMEOUT_MS, type Db, type OpenOptions, type QueryOptions, type Queryable, type Row} from '../../src/db/types.js'
 
 // Statements bound from one template (src/ops/templates.ts Template) share their chunks: their text
@@ -24,14 +25,15 @@ function config(statement: Sql, options?: QueryOptions): QueryConfig {
 // terminated due to connection timeout" instead, which describeDbError reports as unreachable.
 const POOL_QUEUE_TIMEOUT = 'timeout exceeded when trying to connect'
 
-function queryable(target: Pool | PoolClient, poolWait: (error: unknown) => unknown = (error) => error): Queryable {
-  async function run(statement: Sql, options?: QueryOptions) {
-    try {
-      return await target.query(config(statement, options))
-    } catch (error) {
-      throw poolWait(error)
-    }
-  }
+// what pg's errors say about TLS (its own words: it gives these no code)
+const NO_TLS = 'The server does not support SSL connections'
+const signals = (error: unknown): TransportSignals => {
+  const e = (error ?? {}) as {code?: unknown; message?: unknown}
+  return {noTlsOffered: e.message === NO_TLS, plainRefused: e.code === '28000' && /no encryption/.test(String(e.message))}
+}
+
+function queryable(target: Pool | PoolClient, connecting: Connecting = (fn) => fn()): Queryable {
+  const run = (statement: Sql, options?: QueryOptions) => connecting(() => target.query(config(statement, options)))
   return {
     async query<R = Row>(statement: Sql, options?: QueryOptions) {
       return (await run(statement, options)).rows as R[]
@@ -43,7 +45,7 @@ function queryable(target: Pool | PoolClient, poolWait: (error: unknown) => unkn
 }
 
 export async function open(url: string, options: OpenOptions = {}): Promise<Db> {
-  checkNetworkUrl(url)
+  const target = postgresTarget(url)
   const pg = (await import('pg')).default
   const INT8 = 20
   const types = {
@@ -52,14 +54,17 @@ export async function open(url: string, options: OpenOptions = {}): Promise<Db> 
   }
   const poolSize = options.poolSize ?? 4
   const waitMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS
+  const tls = tlsTries(target, (settings) => pgTlsOptions(settings, target.servername))
+  const fromUrl = target.config
   const pool = new pg.Pool({
-    connectionString: url.replace(/^postgresql:/i, 'postgres:'),
+    ...fromUrl,
+    ssl: tls.first,
     max: poolSize,
     connectionTimeoutMillis: waitMs,
-    statement_timeout: options.statementTimeoutMs,
+    statement_timeout: options.statementTimeoutMs ?? (fromUrl.statement_timeout as number | undefined),
     types,
-    application_name: 'outbox',
-    options: options.asyncCommit ? '-c synchronous_commit=off' : undefined,
+    application_name: (fromUrl.application_name as string | undefined) ?? 'outbox',
+    options: [fromUrl.options, options.asyncCommit ? '-c synchronous_commit=off' : undefined].filter(Boolean).join(' ') || undefined,
   })
   // An idle client losing its connection (server restart, pg_terminate_backend) must not
   // crash the process; the next query gets a fresh connection.
@@ -69,9 +74,10 @@ export async function open(url: string, options: OpenOptions = {}): Promise<Db> 
   // error reaching the caller as one line.
   pool.on('connect', (client) => client.on('error', () => {}))
   const poolWait = (error: unknown) => ((error as Error)?.message === POOL_QUEUE_TIMEOUT ? poolWaitTimeout(waitMs, poolSize) : error)
-  /** pool.connect(), its queue-wait timeout reported with the pool's size */
-  const connect = () => pool.connect().catch((error) => Promise.reject(poolWait(error)))
-  const base = queryable(pool, poolWait)
+  // pg-pool builds each new client from its options
+  const connecting = connectingVia(target, tls, signals, (ssl) => (pool.options.ssl = ssl), poolWait)
+  const connect = () => connecting(() => pool.connect())
+  const base = queryable(pool, connecting)
   let kysely: Awaited<ReturnType<Db['kysely']>> | undefined
   const db: Db = {
     dialect: postgres,
@@ -139,6 +145,6 @@ export async function open(url: string, options: OpenOptions = {}): Promise<Db> 
     },
   }
   // Fail now on a bad URL, login or database rather than at the first real query.
-  await pool.query('SELECT 1')
+  await connecting(() => pool.query('SELECT 1'))
   return db
 }
