@@ -10,6 +10,7 @@ import {redactUrl} from '../../src/core/redact.js'
 import {poolWaitTimeout} from '../../src/db/errors.js'
 import {connecting as connectingVia, tlsTries, type TransportSignals} from '../../src/db/transport.js'
 import {DEFAULT_CONNECT_TIMEOUT_MS, type Db, type OpenOptions, type QueryOptions, type Queryable, type Row} from '../../src/db/types.js'
+import {importOptional} from '../../src/core/optional.js'
 
 function queryable(target: PoolConnection): Queryable {
   async function run(statement: Sql, options?: QueryOptions) {
@@ -70,7 +71,7 @@ const signals = (error: unknown): TransportSignals => ({noTlsOffered: (error as 
 export async function open(url: string, options: OpenOptions = {}): Promise<Db> {
   const target = mysqlTarget(url)
   const tls = tlsTries(target, () => mysqlTlsOptions(target))
-  const mysql2 = (await import('mysql2')).default
+  const mysql2 = (await importOptional('mysql2', 'a mysql:// or mariadb:// URL', () => import('mysql2'))).default
   // One callback pool; Kysely and our queries check its connections out through acquire().
   const poolSize = options.poolSize ?? 4
   const waitMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS

@@ -8,6 +8,7 @@ import {redactUrl} from '../../src/core/redact.js'
 import {poolWaitTimeout} from '../../src/db/errors.js'
 import {connecting as connectingVia, tlsTries, type Connecting, type TransportSignals} from '../../src/db/transport.js'
 import {DEFAULT_CONNECT_TIMEOUT_MS, type Db, type OpenOptions, type QueryOptions, type Queryable, type Row} from '../../src/db/types.js'
+import {importOptional} from '../../src/core/optional.js'
 
 // Statements bound from one template (src/ops/templates.ts Template) share their chunks: their text
 // and prepared name are worked out once, not every batch.
@@ -46,7 +47,7 @@ function queryable(target: Pool | PoolClient, connecting: Connecting = (fn) => f
 
 export async function open(url: string, options: OpenOptions = {}): Promise<Db> {
   const target = postgresTarget(url)
-  const pg = (await import('pg')).default
+  const pg = (await importOptional('pg', 'a postgres:// URL', () => import('pg'))).default
   const INT8 = 20
   const types = {
     getTypeParser: (oid: number, format?: string) =>

@@ -7,6 +7,7 @@ import {redactUrl} from '../../src/core/redact.js'
 import {poolWaitTimeout} from '../../src/db/errors.js'
 import {requireSqliteFile, sqlitePath} from '../../src/db/url.js'
 import {DEFAULT_CONNECT_TIMEOUT_MS, type Db, type OpenOptions, type Queryable, type Row} from '../../src/db/types.js'
+import {importOptional} from '../../src/core/optional.js'
 
 /**
  * Serialises async sections: the connection is single-threaded but our callers are not.
@@ -59,7 +60,7 @@ function bind(params: unknown[]): unknown[] {
 }
 
 export async function open(url: string, options: OpenOptions = {}): Promise<Db> {
-  const Database = (await import('better-sqlite3')).default
+  const Database = (await importOptional('better-sqlite3', 'a sqlite: URL', () => import('better-sqlite3'))).default
   const path = sqlitePath(url)
   const mustExist = Boolean(options.mustExist || options.readOnly) && path !== ':memory:'
   if (mustExist) requireSqliteFile(url)
