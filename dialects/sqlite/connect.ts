@@ -34,7 +34,7 @@ export async function open(url: string, options: OpenOptions = {}): Promise<Db> 
         database.exec(options?.immediate === false ? 'BEGIN' : 'BEGIN IMMEDIATE')
         try {
           if (options?.first) await direct.execute(options.first)
-          const result = await fn(direct)
+          const result = await fn(direct, database)
           database.exec('COMMIT')
           if (options?.after) await direct.query(options.after).catch(() => {})
           return result
