@@ -6,7 +6,7 @@ import {SIGNAL_EXIT, UsageError} from '../src/core/errors.js'
 
 export default class ConsumeCommand extends OutboxCommand {
   static override summary = 'Consume what the relay published: each event applied once through the inbox, acked only after its transaction committed'
-  static override description = `Reads from the broker --from names (amqp://, nats://, redis://, or http://HOST:PORT/PATH to receive the relay's POSTs) and runs the --handler module's default export, async (event, tx) => void, in one database transaction with the inbox row for (--consumer, event id): a redelivered event is skipped as a duplicate. The broker's message is acknowledged only after that transaction committed.
+  static override description = `Reads from the broker --from names (amqp://, nats://, redis://, or http://HOST:PORT/PATH to receive the relay's POSTs) and runs the --handler module's default export, async (event, tx) => void, in one database transaction with the inbox row for (--consumer, event id): a redelivered event is skipped as a duplicate. tx is the driver's own object inside that transaction: the pg client (postgres://), the mysql2/promise connection (mysql://), the better-sqlite3 Database (sqlite:), as an app's own pool hands it to a Consumer effect. The broker's message is acknowledged only after that transaction committed.
 
 A handler error gives the message back for another delivery after --retry-delay; at --max-attempts deliveries it is dead-lettered (RabbitMQ: the queue's dead-letter exchange into <queue>.dead-letter; NATS: +TERM; Redis: the stream <stream>:dead; HTTP: a 500, so the relay retries and fails the event after its own --max-attempts). A message that is no outbox event is dead-lettered at once. A database that cannot be reached dead-letters nothing: the message is held until it answers.
 
@@ -25,7 +25,7 @@ Runs until SIGTERM or SIGINT (then the handlers in flight finish and are acked, 
     ...tableFlags,
     from: Flags.string({description: 'broker URL (amqp://, nats://, redis://) or http://HOST:PORT/PATH to listen on', required: true, helpValue: 'URL'}),
     consumer: Flags.string({description: 'the consumer\'s name: dedupe is per (consumer, event id); also the default queue, durable or group', required: true, helpValue: 'NAME'}),
-    handler: Flags.string({description: 'module whose default export is async (event, tx) => void', required: true, helpValue: 'FILE'}),
+    handler: Flags.string({description: 'module whose default export is async (event, tx) => void; tx: the pg client, mysql2 connection or better-sqlite3 Database in the transaction', required: true, helpValue: 'FILE'}),
     concurrency: positiveInt({description: 'messages handled at once', default: '1', helpValue: 'N', max: 256}),
     'max-events': positiveInt({description: 'stop after this many messages were settled (acked or dead-lettered)', helpValue: 'N', max: Number.MAX_SAFE_INTEGER}),
     'max-attempts': positiveInt({description: 'deliveries of a message whose handler fails before it is dead-lettered', default: '5', helpValue: 'N', max: 1000}),

@@ -13,7 +13,7 @@ import type {VerifyPart} from './verify.js'
 
 export type {BatchesPart, SummaryWanted} from './batches.js'
 export type * from './ddl.js'
-export type {DriverPart, RunSql} from './driver.js'
+export type {AppExecutor, DriverPart, DriverResult, DriverSession, RunSql} from './driver.js'
 export type {DbErrorKind, ErrorsPart} from './errors.js'
 export type * from './events.js'
 export type * from './lock.js'
@@ -35,7 +35,7 @@ export interface Dialect {
   readonly name: DialectName
   /** the database's name as messages write it (PostgreSQL, MySQL/MariaDB, SQLite) */
   readonly displayName: string
-  /** Connecting, and recognising the driver's own clients (writeEvent). */
+  /** Connecting, and recognising the driver's own clients and pools (writeEvent, Consumer). */
   readonly driver: DriverPart
   /** Writing SQL text for this database: quoting, literals, placeholders and its clock. */
   readonly render: RenderPart

@@ -1,10 +1,50 @@
-// DriverPart: how to connect to one database and how to recognise its driver's own client
-// objects. The driver package (pg, mysql2, better-sqlite3) is imported on the first open only,
-// so commands that print SQL, and --help, load none.
+// DriverPart: how to connect to one database, and how to recognise and use the driver's own
+// objects an app passes (writeEvent, Consumer). The driver package (pg, mysql2, better-sqlite3)
+// is imported on the first open only, so commands that print SQL, and --help, load none.
 import type {Db, OpenOptions} from '../src/db/types.js'
 
-/** Runs SQL text with its parameters on a caller's client (writeEvent inside the caller's transaction). */
-export type RunSql = (text: string, params: unknown[]) => Promise<unknown>
+/** One statement's outcome on a driver's own client: its rows, and the rows it changed. */
+export interface DriverResult {
+  rows: Record<string, unknown>[]
+  affected: number
+}
+
+/** Runs SQL text with its parameters on one of the driver's own connections. */
+export type RunSql = (text: string, params: unknown[]) => Promise<DriverResult>
+
+/** One connection of the driver's own: a pg client, a mysql2/promise connection, a better-sqlite3 Database. */
+export interface DriverSession {
+  /** the driver's object itself: what a Consumer's effect receives as its transaction */
+  readonly native: object
+  run: RunSql
+  /** a synchronous driver's run: writeEvent refuses such a session, writeEventSync uses this */
+  runSync?(text: string, params: unknown[]): DriverResult
+  /**
+   * Whether a transaction is open on it, where the driver tells without a round trip
+   * (better-sqlite3's inTransaction). Undefined where it cannot: a pg client or a mysql2
+   * connection outside a transaction looks like one inside, and writeEvent would autocommit.
+   */
+  inTransaction?(): boolean
+}
+
+/**
+ * An app's own executor, recognised as this driver's: one session, or a pool of them. writeEvent
+ * runs on a session inside the caller's transaction; Consumer opens its own transactions, with
+ * `begin`, on a session (one at a time) or on a session checked out of the pool.
+ */
+export type AppExecutor = {
+  /** only this database's driver makes such objects (pg); not sure: duck-typed, the caller's dialect option wins */
+  sure: boolean
+  /** the statement that opens a transaction (SQLite: BEGIN IMMEDIATE, the write lock up front) */
+  begin: string
+} & (
+  | {kind: 'session'; session: DriverSession}
+  | {
+      kind: 'pool'
+      /** a session for one transaction; release(true) destroys it, whatever it held goes with it */
+      acquire(): Promise<{session: DriverSession; release(destroy: boolean): void}>
+    }
+)
 
 export interface DriverPart {
   /**
@@ -19,14 +59,12 @@ export interface DriverPart {
    */
   requireExisting?(url: string): Promise<void>
   /**
-   * writeEvent's executor, when it is a client of this driver: how to run SQL on it, and
-   * `sure`: the client speaks only this database (a pg client). Not sure: a duck-typed
-   * query/execute pair, where the caller's `dialect` option wins. Undefined: not this
-   * driver's client. Throws a UsageError for a client of this driver that cannot hold the
-   * caller's transaction (a pool, a callback connection, a synchronous one).
+   * writeEvent's and Consumer's executor, when it is this driver's (src/db/executor.ts asks
+   * each dialect in turn); undefined when it is not. Throws a UsageError for one of its objects
+   * that can serve neither (a callback connection, whose failures reach nobody).
    */
-  client(executor: object): {run: RunSql; sure: boolean} | undefined
-  /** matches the class name of Kysely's adapter for this database: how writeEvent tells a Kysely transaction's dialect */
+  executor(executor: object): AppExecutor | undefined
+  /** matches the class name of Kysely's adapter for this database: how a Kysely instance's dialect is told */
   readonly kyselyAdapter: RegExp
 }
 

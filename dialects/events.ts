@@ -24,7 +24,10 @@ export interface InboxRow {
 export interface EventsPart {
   /** the producer's INSERT: created_at by the database clock at the insert itself */
   insertEvent(names: TableNames, row: NewEventRow): Sql
-  /** record (consumer, event id) in the inbox; affects 0 rows when it was already there */
+  /**
+   * record (consumer, event id) in the inbox. When it was there already: 0 rows changed, or a
+   * unique-key error (ErrorsPart.isDuplicateKey) where the transaction goes on after one (MySQL)
+   */
   inboxInsert(names: TableNames, row: InboxRow): Sql
   /** highest aggregate_version this consumer has applied for the aggregate (column max_version) */
   inboxMaxVersion(names: TableNames, consumer: string, aggregateType: string | null, aggregateId: string): Sql

@@ -1,21 +1,30 @@
 // Idempotent consumption: in one local transaction, record (consumer, event id) in the inbox
 // and apply the effect. A duplicate id is skipped; with checkVersion a stale aggregate
-// version (lower than or equal to one already applied) is recorded but not applied.
+// version (lower than or equal to one already applied) is recorded but not applied. The
+// transaction runs on the executor the app gave (src/db/transactions.ts), and the effect gets
+// the app's own transaction object on it.
 import {createHash} from 'node:crypto'
-import type {TableNames} from '../dialects/index.js'
+import type {DialectName, TableNames} from '../dialects/index.js'
+import {raw, sql} from '../dialects/sql.js'
+import type {ConsumedEvent} from './consume/event.js'
+import {ConnectionError, UsageError} from './core/errors.js'
 import {failpoint} from './core/failpoints.js'
-import type {Db, Queryable} from './db/index.js'
+import {describeDbError, type Db, type Queryable} from './db/index.js'
+import {isMissingTable} from './db/errors.js'
 import {runUnderLock} from './db/lock.js'
-import {UsageError} from './core/errors.js'
+import {transactionHost, type TransactionOf} from './db/transactions.js'
+import type {TransactionHost} from './db/types.js'
 import {resolveTables} from './schema/tables.js'
+
+export type {TransactionOf} from './db/transactions.js'
 
 export type ConsumeOutcome = 'applied' | 'duplicate' | 'stale'
 
-export interface ConsumedEvent {
-  id: string
-  aggregateType?: string | null
-  aggregateId?: string | null
-  aggregateVersion?: number | null
+/** What handle() reads of an event: its id and aggregate fields. A ConsumedEvent is one. */
+export type InboxEvent = Pick<ConsumedEvent, 'id'> & {
+  aggregateType?: ConsumedEvent['aggregateType']
+  aggregateId?: ConsumedEvent['aggregateId'] | null
+  aggregateVersion?: ConsumedEvent['aggregateVersion']
 }
 
 export interface ConsumerOptions {
@@ -24,52 +33,86 @@ export interface ConsumerOptions {
   tables?: Partial<TableNames>
   /** skip events whose aggregate_version is not newer than the last one applied */
   checkVersion?: boolean
+  /** default: detected from the executor (a mysql2 connection is told by its shape: name it where that guess could be wrong) */
+  dialect?: DialectName
 }
 
-export class Consumer {
+/**
+ * new Consumer(executor, options): the executor is the app's own, where the inbox table lives: a
+ * pg Pool or Client, a mysql2/promise pool or connection, a Kysely instance, a better-sqlite3
+ * Database, or a Db from openDb. Each handle() is one transaction on it (a connection of a pool;
+ * on a single connection, one at a time), and the effect gets that transaction: TransactionOf<E>.
+ */
+export class Consumer<E extends object = Db> {
+  private readonly host: TransactionHost
   private readonly names: TableNames
 
   constructor(
-    private readonly db: Db,
+    executor: E,
     private readonly options: ConsumerOptions,
   ) {
-    if (!options.consumer) throw new UsageError('consumer name is required', "e.g. new Consumer(db, {consumer: 'inventory'})")
+    if (!options.consumer) throw new UsageError('consumer name is required', "e.g. new Consumer(pool, {consumer: 'inventory'})")
+    this.host = transactionHost(executor, options.dialect)
     const t = options.tables ?? {}
-    this.names = resolveTables({table: t.outbox, inboxTable: t.inbox, archiveTable: t.archive, schema: t.schema}, db.dialect)
+    this.names = resolveTables({table: t.outbox, inboxTable: t.inbox, archiveTable: t.archive, schema: t.schema}, this.host.dialect)
   }
 
   /** Runs `effect` at most once per event id for this consumer, atomically with the inbox row. */
-  async handle(event: ConsumedEvent, effect: (tx: Queryable) => Promise<void>): Promise<ConsumeOutcome> {
-    const {dialect} = this.db
+  async handle(event: InboxEvent, effect: (tx: TransactionOf<E>) => Promise<void>): Promise<ConsumeOutcome> {
+    const {dialect} = this.host
     const version = event.aggregateVersion ?? null
     const checked = this.options.checkVersion && version !== null && event.aggregateId ? {version, aggregateId: event.aggregateId} : undefined
-    const handle = async (tx: Queryable): Promise<ConsumeOutcome> => {
+    const handle = async (q: Queryable, tx: unknown): Promise<ConsumeOutcome> => {
       let stale = false
       if (checked) {
-        const [row] = await tx.query<{max_version: number | string | null}>(
+        const [row] = await q.query<{max_version: number | string | null}>(
           dialect.events.inboxMaxVersion(this.names, this.options.consumer, event.aggregateType ?? null, checked.aggregateId),
         )
         stale = row?.max_version != null && Number(row.max_version) >= checked.version
       }
-      const inserted = await tx.execute(
-        dialect.events.inboxInsert(this.names, {
-          consumer: this.options.consumer,
-          eventId: event.id,
-          aggregateType: event.aggregateType ?? null,
-          aggregateId: event.aggregateId ?? null,
-          aggregateVersion: version,
-        }),
-      )
+      const insert = dialect.events.inboxInsert(this.names, {
+        consumer: this.options.consumer,
+        eventId: event.id,
+        aggregateType: event.aggregateType ?? null,
+        aggregateId: event.aggregateId ?? null,
+        aggregateVersion: version,
+      })
+      // a dialect whose duplicate raises (MySQL) keeps the transaction going after it
+      const inserted = await q.execute(insert).catch((error) => (dialect.errors.isDuplicateKey(error) ? 0 : Promise.reject(error)))
       if (inserted === 0) return 'duplicate'
       if (stale) return 'stale'
-      await effect(tx)
+      await effect(tx as TransactionOf<E>)
       failpoint('consumer.before-commit')
       return 'applied'
     }
-    if (!checked) return this.db.transaction(handle)
+    if (!checked) return this.host.transaction(handle)
     // one aggregate's events are checked one consumer at a time: else two handlers read the
     // same max version and both apply, the older over the newer
     const key = `outbox:${createHash('sha1').update(JSON.stringify([this.options.consumer, event.aggregateType ?? null, checked.aggregateId])).digest('hex').slice(0, 40)}`
-    return runUnderLock(this.db, {key, waitSeconds: 30, busy: `another consumer of aggregate ${checked.aggregateId}`}, handle)
+    return runUnderLock(this.host, {key, waitSeconds: 30, busy: `another consumer of aggregate ${checked.aggregateId}`}, handle)
+  }
+
+  /**
+   * Resolves once the inbox table is there. A runtime asks before it takes a message: else every
+   * handler would fail the same way, and the whole queue be retried into the dead letters.
+   */
+  async checkInbox(): Promise<void> {
+    const inbox = this.host.dialect.render.table(this.names, 'inbox')
+    try {
+      await this.host.query(sql`SELECT 1 FROM ${raw(inbox)} WHERE 1 = 0`)
+    } catch (error) {
+      if (!isMissingTable(error)) throw this.host.safeUrl ? describeDbError(error, this.host.safeUrl) : error
+      throw new ConnectionError(`the inbox table ${inbox} does not exist`, (o) => `Create it with: outbox init --url URL --apply, or pass the inbox table (${o('inboxTable')})`)
+    }
+  }
+
+  /** Whether the database answers: after a failure, tells an outage from the handler's own error. */
+  async reachable(): Promise<boolean> {
+    try {
+      await this.host.query(sql`SELECT 1`)
+      return true
+    } catch {
+      return false
+    }
   }
 }

@@ -9,7 +9,7 @@ export {initPlan, applyInit, renderInitScript, type InitResult} from './schema/i
 export {claimSql, markPublishedSql, retrySql, releaseSql} from './relay/sql-text.js'
 export {claimBatch, markPublished, retryEvent, releaseLeases, type ClaimedEvent} from './relay/claim.js'
 export {writeEvent, writeEventSync, notifyChannel, type NewEvent, type ProducerOptions} from './producer.js'
-export {Consumer, type ConsumeOutcome, type ConsumerOptions} from './consumer.js'
+export {Consumer, type ConsumeOutcome, type ConsumerOptions, type InboxEvent, type TransactionOf} from './consumer.js'
 export {serialisePayload, DIALECT_PAYLOAD_LIMIT, DEFAULT_MAX_PAYLOAD_BYTES, PayloadError} from './schema/payload.js'
 export {uuidv7} from './core/uuid.js'
 export type {Publisher, PublishResult} from './publishers/types.js'

@@ -1,7 +1,7 @@
 // Write an event inside the caller's own transaction. Never commits: that is the caller's.
 import type {Dialect, DialectName, TableNames} from '../dialects/index.js'
-import {DIALECT_NAMES, DIALECTS, type RunSql} from '../dialects/index.js'
-import {method} from '../dialects/driver.js'
+import {DIALECTS, type RunSql} from '../dialects/index.js'
+import {kyselyRun, recogniseExecutor} from './db/executor.js'
 import {UsageError} from './core/errors.js'
 import {serialiseHeaders, serialisePayload} from './schema/payload.js'
 import {resolveTables} from './schema/tables.js'
@@ -28,24 +28,41 @@ export interface ProducerOptions {
   notify?: boolean
 }
 
-/** A pg Client / PoolClient, a mysql2 (promise) connection, or a Kysely transaction. */
+/** A pg Client / PoolClient or a mysql2/promise connection inside your transaction, or a Kysely transaction. */
 export type Executor = object
 
-/** Detects the executor's kind; returns how to run SQL on it and its dialect. */
+const EXECUTORS = 'Pass a pg client, a mysql2/promise connection or a Kysely transaction, or use writeEventSync for better-sqlite3'
+
+/**
+ * writeEvent's one refusal of what is not inside the caller's transaction, whatever it is: a
+ * pool or a Db would run the insert on a connection of its own and commit it alone, a Kysely
+ * instance would autocommit it, a better-sqlite3 Database outside database.transaction() too.
+ */
+function notInTransaction(): UsageError {
+  return new UsageError(
+    'writeEvent runs inside your transaction, and the executor it was given is not in one',
+    'Pass what the transaction runs on: a pg client after BEGIN, a mysql2/promise connection after beginTransaction(), a Kysely transaction (trx), or call writeEventSync inside a better-sqlite3 transaction',
+  )
+}
+
+/**
+ * Detects the executor's kind; returns how to run SQL on it and its dialect. A pg client or a
+ * mysql2 connection outside a transaction cannot be told from one inside without a round trip
+ * per event: writeEvent would autocommit on it, alone (the README says so).
+ */
 function adapt(executor: Executor, wanted?: DialectName): {run: RunSql; dialect: Dialect} {
-  const executeQuery = method(executor, 'executeQuery')
-  if (executeQuery && method(executor, 'selectFrom')) {
-    const adapter = (method(executor, 'getExecutor')?.() as {adapter?: object} | undefined)?.adapter
-    const kind = adapter?.constructor.name ?? ''
-    const dialect = wanted ? DIALECTS[wanted] : Object.values(DIALECTS).find((d) => d.driver.kyselyAdapter.test(kind))
-    if (!dialect) throw new UsageError('cannot tell the Kysely dialect', `Pass {dialect: ${DIALECT_NAMES.map((name) => `'${name}'`).join(' | ')}}`)
-    return {dialect, run: (text, params) => executeQuery({sql: text, parameters: params, query: {kind: 'RawNode'}, queryId: {queryId: 'outbox'}}) as Promise<unknown>}
+  const found = recogniseExecutor(executor, wanted, EXECUTORS)
+  if (found.kind === 'db') throw notInTransaction()
+  const dialect = DIALECTS[found.dialect]
+  if (found.kind === 'kysely') {
+    if (!found.inTransaction) throw notInTransaction()
+    return {dialect, run: kyselyRun(found.kysely)}
   }
-  for (const dialect of Object.values(DIALECTS)) {
-    const client = dialect.driver.client(executor)
-    if (client) return {run: client.run, dialect: wanted && !client.sure ? DIALECTS[wanted] : dialect}
-  }
-  throw new UsageError('unsupported executor', 'Pass a pg client, a mysql2/promise connection, a Kysely transaction, or use writeEventSync for better-sqlite3')
+  if (found.executor.kind === 'pool') throw notInTransaction()
+  const {session} = found.executor
+  if (session.runSync) throw new UsageError('writeEvent was given a synchronous driver\'s connection (better-sqlite3)', 'Use writeEventSync(database, event) inside database.transaction(...)')
+  if (session.inTransaction?.() === false) throw notInTransaction()
+  return {dialect, run: session.run}
 }
 
 function statements(dialect: Dialect, event: NewEvent, options: ProducerOptions) {
@@ -86,20 +103,13 @@ export async function writeEvent(executor: Executor, event: NewEvent, options: P
   return id
 }
 
-interface SqliteDatabase {
-  prepare(text: string): {run(...params: unknown[]): unknown}
-}
-
 /** better-sqlite3 is synchronous: call this inside `database.transaction(() => ...)`. */
-export function writeEventSync(database: SqliteDatabase, event: NewEvent, options: Omit<ProducerOptions, 'dialect' | 'notify'> = {}): string {
+export function writeEventSync(database: object, event: NewEvent, options: Omit<ProducerOptions, 'dialect' | 'notify'> = {}): string {
+  const found = DIALECTS.sqlite.driver.executor(database)
+  const session = found?.kind === 'session' ? found.session : undefined
+  if (!session?.runSync) throw new UsageError('writeEventSync takes a better-sqlite3 Database', 'Use writeEvent for other executors')
+  if (!session.inTransaction?.()) throw notInTransaction()
   const {id, insert} = statements(DIALECTS.sqlite, event, options)
-  // Preparing costs about as much as the rest of the call: keep one per database and text.
-  let cache = PREPARED.get(database)
-  if (!cache) PREPARED.set(database, (cache = new Map()))
-  let statement = cache.get(insert.text)
-  if (!statement) cache.set(insert.text, (statement = database.prepare(insert.text)))
-  statement.run(...insert.params)
+  session.runSync(insert.text, insert.params)
   return id
 }
-
-const PREPARED = new WeakMap<SqliteDatabase, Map<string, {run(...params: unknown[]): unknown}>>()

@@ -117,7 +117,7 @@ export async function open(url: string, options: OpenOptions = {}): Promise<Db> 
         await connection.query('START TRANSACTION')
         const tx = queryable(connection)
         if (options?.first) await tx.execute(options.first)
-        const result = await fn(tx)
+        const result = await fn(tx, connection)
         await connection.query('COMMIT')
         if (options?.after) await tx.query(options.after).catch(() => {})
         connection.release()

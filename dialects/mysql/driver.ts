@@ -1,24 +1,46 @@
-// mysql: connecting through mysql2 (connect.ts, imported on the first open), and telling a
-// mysql2/promise connection apart when writeEvent is given one.
+// mysql: connecting through mysql2 (connect.ts, imported on the first open), and telling an
+// app's mysql2/promise connection or pool apart when writeEvent or Consumer is given one.
 import {UsageError} from '../../src/core/errors.js'
-import {lazyOpen, method, type DriverPart} from '../driver.js'
+import {lazyOpen, method, type DriverPart, type DriverSession} from '../driver.js'
+
+type Query = (text: string, params: unknown[]) => Promise<[unknown, unknown]>
+
+function session(connection: object, query: Query): DriverSession {
+  return {
+    native: connection,
+    run: async (text, params) => {
+      // query() interpolates on the client, as our own pool does (connect.ts): no server-side
+      // statement left behind per text, and BEGIN/COMMIT go the same way
+      const [result] = await query(text, params)
+      if (Array.isArray(result)) return {rows: result, affected: 0}
+      return {rows: [], affected: (result as {affectedRows?: number}).affectedRows ?? 0}
+    },
+  }
+}
 
 export const driver: DriverPart = {
   open: lazyOpen(() => import('./connect.js')),
   // a query/execute pair is all it takes, so the caller's dialect option wins over this guess
-  client: (executor) => {
-    const query = method(executor, 'query')
-    const execute = method(executor, 'execute')
-    if (!query || !execute) return undefined
-    // the atomicity is the point: a pool would run the insert on whichever connection is free,
-    // committed on its own; a callback connection returns no promise, so a failure goes unseen
-    if (method(executor, 'getConnection')) {
-      throw new UsageError('writeEvent was given a connection pool', 'Pass the connection your transaction runs on (await pool.getConnection(), then beginTransaction)')
-    }
+  executor: (executor) => {
+    const query = method(executor, 'query') as Query | undefined
+    if (!query || !method(executor, 'execute')) return undefined
+    // a callback connection or pool returns no promise: a failure would reach nobody
     if (method(executor, 'promise')) {
-      throw new UsageError('writeEvent was given a mysql2 callback connection', 'Pass connection.promise(), or a connection from mysql2/promise')
+      throw new UsageError('given a mysql2 callback connection or pool, whose failures would reach nobody', 'Pass its .promise(), or a connection or pool from mysql2/promise')
     }
-    return {run: (text, params) => execute(text, params) as Promise<unknown>, sure: false}
+    const getConnection = method(executor, 'getConnection')
+    if (getConnection) {
+      return {
+        kind: 'pool',
+        sure: false,
+        begin: 'START TRANSACTION',
+        acquire: async () => {
+          const connection = (await getConnection()) as {query: Query; release(): void; destroy(): void}
+          return {session: session(connection, connection.query.bind(connection)), release: (destroy) => (destroy ? connection.destroy() : connection.release())}
+        },
+      }
+    }
+    return {kind: 'session', sure: false, begin: 'START TRANSACTION', session: session(executor, query)}
   },
   kyselyAdapter: /mysql/i,
 }

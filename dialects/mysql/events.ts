@@ -8,11 +8,13 @@ export const events: EventsPart = {
   insertEvent: (names, row: NewEventRow) =>
     sql`INSERT INTO ${raw(table(names, 'outbox'))} (id, event_type, aggregate_type, aggregate_id, aggregate_version, payload, headers, created_at)
 VALUES (${row.id}, ${row.eventType}, ${row.aggregateType}, ${row.aggregateId}, ${row.aggregateVersion}, ${row.payload}, ${row.headers}, ${raw(NOW)})`,
-  // Not INSERT IGNORE: that would also turn real errors (bad values) into warnings.
+  // A plain INSERT: a duplicate raises ER_DUP_ENTRY, which undoes the statement only, and the
+  // consumer counts it as a duplicate. Not ON DUPLICATE KEY UPDATE: on a connection with
+  // CLIENT_FOUND_ROWS (mysql2's default, so an app's own pool) it counts 1 for a duplicate, as
+  // for a new row. Not INSERT IGNORE: that would also turn real errors (bad values) into warnings.
   inboxInsert: (names, row: InboxRow) =>
     sql`INSERT INTO ${raw(table(names, 'inbox'))} (consumer, event_id, aggregate_type, aggregate_id, aggregate_version, processed_at)
-VALUES (${row.consumer}, ${row.eventId}, ${row.aggregateType}, ${row.aggregateId}, ${row.aggregateVersion}, ${raw(NOW)})
-ON DUPLICATE KEY UPDATE event_id = event_id`,
+VALUES (${row.consumer}, ${row.eventId}, ${row.aggregateType}, ${row.aggregateId}, ${row.aggregateVersion}, ${raw(NOW)})`,
   inboxMaxVersion: (names, consumer, aggregateType, aggregateId) =>
     sql`SELECT MAX(aggregate_version) AS max_version FROM ${raw(table(names, 'inbox'))}
 WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggregateType(aggregateType)}`,

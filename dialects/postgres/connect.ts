@@ -91,7 +91,7 @@ export async function open(url: string, options: OpenOptions = {}): Promise<Db> 
         if (first && first.params.length) throw new TypeError('a transaction\'s first statement takes no parameters')
         // a query without values goes as one simple-protocol message, which may hold two statements
         await client.query(first ? `BEGIN; ${first.text}` : 'BEGIN')
-        const result = await fn(queryable(client))
+        const result = await fn(queryable(client), client)
         await client.query('COMMIT')
         if (options?.after) await queryable(client).query(options.after).catch(() => {})
         client.release()

@@ -34,7 +34,7 @@ export interface AmqpConsumeOptions {
 type Message = import('amqplib').ConsumeMessage
 
 /** Consumes until options.signal aborts or options.maxEvents messages are settled. */
-export async function consumeAmqp(broker: AmqpConsumeOptions, options: RuntimeOptions): Promise<ConsumeSummary> {
+export async function consumeAmqp<E extends object>(broker: AmqpConsumeOptions, options: RuntimeOptions<E>): Promise<ConsumeSummary> {
   return runOn(() => openAmqpSource(broker, options.consumer, options.concurrency ?? 1), options)
 }
 

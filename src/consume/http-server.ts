@@ -5,7 +5,7 @@ import type {AddressInfo} from 'node:net'
 import {UsageError} from '../core/errors.js'
 import {createHttpReceiver, type HttpReceiverOptions} from './http.js'
 import type {ConsumeSummary} from './loop.js'
-import {checkInbox} from './runtime.js'
+import {inboxConsumer} from './runtime.js'
 
 export interface HttpServeOptions {
   /** http://HOST:PORT/PATH: where to listen, and the path the relay POSTs to */
@@ -14,10 +14,10 @@ export interface HttpServeOptions {
   onListening?: (url: string) => void
 }
 
-export async function serveHttp(serve: HttpServeOptions, options: HttpReceiverOptions & {signal?: AbortSignal}): Promise<ConsumeSummary> {
+export async function serveHttp<E extends object>(serve: HttpServeOptions, options: HttpReceiverOptions<E> & {signal?: AbortSignal}): Promise<ConsumeSummary> {
   const where = new URL(serve.url)
   if (where.protocol !== 'http:') throw new UsageError(`the receiver listens on http:// only, not ${where.protocol}`, 'Terminate TLS in front of it (a proxy or load balancer)')
-  await checkInbox(options)
+  await inboxConsumer(options) // refused before listening: the receiver's own Consumer is the same
   const receiver = createHttpReceiver(options)
   const server = createServer((req, res) => {
     if (new URL(req.url ?? '/', 'http://x').pathname !== where.pathname) return void res.writeHead(404).end()

@@ -10,9 +10,9 @@ import {Consumer} from '../consumer.js'
 import {decodeCloudEvent, type HttpHeaders, type HttpRequestLike} from './cloudevents.js'
 import {MessageDecodeError} from './event.js'
 import {errorText, type ConsumeSummary} from './loop.js'
-import {checkRuntimeOptions, databaseReachable, type RuntimeOptions} from './runtime.js'
+import {checkRuntimeOptions, type RuntimeOptions} from './runtime.js'
 
-export interface HttpReceiverOptions extends Omit<RuntimeOptions, 'retryDelayMs' | 'maxAttempts' | 'signal'> {
+export interface HttpReceiverOptions<E extends object = any> extends Omit<RuntimeOptions<E>, 'retryDelayMs' | 'maxAttempts' | 'signal'> {
   /** longest request body read (default 2 MiB); a longer one is a 413 */
   maxBodyBytes?: number
 }
@@ -51,9 +51,9 @@ export interface HttpReceiver {
 const DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024
 const json = (status: number, body: object): HttpAnswer => ({status, body: JSON.stringify(body)})
 
-export function createHttpReceiver(options: HttpReceiverOptions): HttpReceiver {
+export function createHttpReceiver<E extends object>(options: HttpReceiverOptions<E>): HttpReceiver {
   checkRuntimeOptions(options)
-  const consumer = new Consumer(options.db, {consumer: options.consumer, tables: options.tables, checkVersion: options.checkVersion})
+  const consumer = new Consumer(options.db, {consumer: options.consumer, tables: options.tables, checkVersion: options.checkVersion, dialect: options.dialect})
   const log = options.logger
   const summary: ConsumeSummary = {applied: 0, duplicate: 0, stale: 0, retried: 0, deadLettered: 0, settled: 0, stopped: false}
   const max = options.maxEvents ?? Infinity
@@ -88,7 +88,7 @@ export function createHttpReceiver(options: HttpReceiverOptions): HttpReceiver {
     } catch (error) {
       const reason = errorText(error)
       summary.retried++
-      if (!(await databaseReachable(options.db))) {
+      if (!(await consumer.reachable())) {
         log?.warn('the database cannot be reached; answered 503', {id: event.id, error: reason})
         return json(503, {error: 'the database cannot be reached'})
       }

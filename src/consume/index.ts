@@ -47,7 +47,7 @@ export function brokerKind(from: string): BrokerKind {
 }
 
 /** Consumes from the broker at `from` until options.signal aborts or options.maxEvents are settled. */
-export async function consumeFrom(from: string, broker: BrokerOptions, options: RuntimeOptions & {onListening?: (url: string) => void}): Promise<ConsumeSummary> {
+export async function consumeFrom<E extends object>(from: string, broker: BrokerOptions, options: RuntimeOptions<E> & {onListening?: (url: string) => void}): Promise<ConsumeSummary> {
   switch (brokerKind(from)) {
     case 'amqp':
       return (await import('./amqp.js')).consumeAmqp({url: from, ...broker}, options)

@@ -4,12 +4,14 @@
 // database that cannot be reached is no handler error: the message is held and tried again
 // once the database answers, so an outage dead-letters nothing.
 import type {Consumer, ConsumeOutcome} from '../consumer.js'
-import type {Queryable} from '../db/index.js'
 import type {RelayLogger} from '../relay/relay.js'
 import {MessageDecodeError, type ConsumedEvent} from './event.js'
 
-/** The handler: the effect of one event, inside the inbox transaction `tx`. */
-export type EventHandler = (event: ConsumedEvent, tx: Queryable) => Promise<void>
+/**
+ * The handler: the effect of one event, inside the inbox transaction `tx`, the app's own
+ * transaction object on the runtime's db (TransactionOf: the pg client inside BEGIN, ...).
+ */
+export type EventHandler<Tx = any> = (event: ConsumedEvent, tx: Tx) => Promise<void>
 
 /** One message as a broker delivered it. Settle it exactly once: ack, retry or deadLetter. */
 export interface Delivery {
@@ -38,7 +40,7 @@ export interface DeliverySource {
 }
 
 export interface LoopOptions {
-  consumer: Consumer
+  consumer: Consumer<object>
   handler: EventHandler
   /** deliveries handled at once (default 1) */
   concurrency?: number

@@ -34,7 +34,7 @@ export const DEFAULT_ACK_WAIT_MS = 30_000
 // how long one pull waits at the server for messages: also the longest a stop waits for it
 const FETCH_EXPIRES_MS = 1000
 
-export async function consumeNats(broker: NatsConsumeOptions, options: RuntimeOptions): Promise<ConsumeSummary> {
+export async function consumeNats<E extends object>(broker: NatsConsumeOptions, options: RuntimeOptions<E>): Promise<ConsumeSummary> {
   const durable = broker.durable ?? options.consumer
   if (!/^[^.*>\s]+$/.test(durable)) throw new UsageError(`durable consumer name ${JSON.stringify(durable)} may not contain '.', '*', '>' or spaces`, 'Pick another consumer name (or durable)')
   if (!broker.stream) throw new UsageError('the NATS runtime needs the stream', 'e.g. {stream: "ORDERS"} (--stream), the relay\'s --stream')

@@ -59,7 +59,7 @@ interface RedisClient {
 
 export const DEFAULT_CLAIM_IDLE_MS = 30_000
 
-export async function consumeRedis(broker: RedisConsumeOptions, options: RuntimeOptions): Promise<ConsumeSummary> {
+export async function consumeRedis<E extends object>(broker: RedisConsumeOptions, options: RuntimeOptions<E>): Promise<ConsumeSummary> {
   return runOn(() => openRedisSource(broker, options.consumer, options.concurrency ?? 1), options)
 }
 

@@ -1,21 +1,24 @@
-// What every broker runtime takes besides its broker's own options: the database of the inbox,
-// the consumer's name, the handler and the loop's bounds.
-import {raw, sql} from '../../dialects/sql.js'
-import {Consumer, type ConsumerOptions} from '../consumer.js'
-import {ConnectionError, UsageError} from '../core/errors.js'
-import {describeDbError, type Db} from '../db/index.js'
-import {isMissingTable} from '../db/errors.js'
-import {resolveTables} from '../schema/tables.js'
-import {runLoop, type ConsumeSummary, type DeliverySource, type LoopOptions} from './loop.js'
+// What every broker runtime takes besides its broker's own options: the app's executor where the
+// inbox lives, the consumer's name, the handler and the loop's bounds.
+import {Consumer, type ConsumerOptions, type TransactionOf} from '../consumer.js'
+import {UsageError} from '../core/errors.js'
+import {runLoop, type ConsumeSummary, type DeliverySource, type EventHandler, type LoopOptions} from './loop.js'
 
-export interface RuntimeOptions extends Omit<LoopOptions, 'consumer' | 'databaseReachable'> {
-  /** the database of the inbox; the handler's `tx` is a transaction on it */
-  db: Db
+export interface RuntimeOptions<E extends object = any> extends Omit<LoopOptions, 'consumer' | 'databaseReachable' | 'handler'> {
+  /**
+   * where the inbox lives, the app's own: a pg Pool or Client, a mysql2/promise pool or
+   * connection, a Kysely instance, a better-sqlite3 Database, or a Db from openDb
+   */
+  db: E
+  /** the effect of one event; its `tx` is the transaction on db (TransactionOf<E>: the pg client inside BEGIN, ...) */
+  handler: EventHandler<TransactionOf<E>>
   /** the consumer's name: dedupe is per (consumer, event id); also the default queue, durable or group name */
   consumer: string
   tables?: ConsumerOptions['tables']
   /** skip events whose aggregateVersion is not above the last one applied (Consumer's checkVersion) */
   checkVersion?: boolean
+  /** db's dialect, where its shape could be another's (Consumer's dialect) */
+  dialect?: ConsumerOptions['dialect']
 }
 
 /** Refuses bad bounds before anything connects. */
@@ -32,39 +35,19 @@ export function checkRuntimeOptions(options: RuntimeOptions): void {
   if (options.retryDelayMs !== undefined && !(options.retryDelayMs >= 0)) throw new UsageError(`retryDelayMs must be 0 or more, got ${options.retryDelayMs}`)
 }
 
+/** The runtime's Consumer on options.db, its inbox checked: refused before a message is taken. */
+export async function inboxConsumer(options: RuntimeOptions): Promise<Consumer<object>> {
+  checkRuntimeOptions(options)
+  const consumer = new Consumer(options.db, {consumer: options.consumer, tables: options.tables, checkVersion: options.checkVersion, dialect: options.dialect})
+  await consumer.checkInbox()
+  return consumer
+}
+
 /** Opens the source and runs the shared loop over it with a Consumer on options.db. */
 export async function runOn(open: () => Promise<DeliverySource>, options: RuntimeOptions): Promise<ConsumeSummary> {
-  checkRuntimeOptions(options)
-  const consumer = new Consumer(options.db, {consumer: options.consumer, tables: options.tables, checkVersion: options.checkVersion})
-  await checkInbox(options)
+  const consumer = await inboxConsumer(options)
   const source = await open()
-  return runLoop(source, {...options, consumer, databaseReachable: () => databaseReachable(options.db)})
-}
-
-/** After a failure: did the database answer? (No: an outage, not the handler's fault.) */
-export async function databaseReachable(db: Db): Promise<boolean> {
-  try {
-    await db.query(sql`SELECT 1`)
-    return true
-  } catch {
-    return false
-  }
-}
-
-/**
- * The inbox must exist before a message is taken: else every handler fails the same way and
- * the whole queue would be retried into the dead letters.
- */
-export async function checkInbox(options: RuntimeOptions): Promise<void> {
-  const t = options.tables ?? {}
-  const names = resolveTables({table: t.outbox, inboxTable: t.inbox, archiveTable: t.archive, schema: t.schema}, options.db.dialect)
-  const inbox = options.db.dialect.render.table(names, 'inbox')
-  try {
-    await options.db.query(sql`SELECT 1 FROM ${raw(inbox)} WHERE 1 = 0`)
-  } catch (error) {
-    if (!isMissingTable(error)) throw describeDbError(error, options.db.safeUrl)
-    throw new ConnectionError(`the inbox table ${inbox} does not exist`, (o) => `Create it with: outbox init --url URL --apply, or pass the inbox table (${o('inboxTable')})`)
-  }
+  return runLoop(source, {...options, consumer, databaseReachable: () => consumer.reachable()})
 }
 
 /** A promise that resolves after ms, or at once when the signal is aborted. */

@@ -1,5 +1,8 @@
 // `outbox consume` as a service: open the database, run the broker's runtime with a logger on
-// stderr until the signal or --max-events, close what it opened.
+// stderr until the signal or --max-events, close what it opened. The handler's `tx` is the
+// driver's own object inside the transaction (pg client, mysql2/promise connection,
+// better-sqlite3 Database), as an app that passes its own pool gets it.
+import {driverTransactions} from '../db/executor.js'
 import {openDb} from '../db/index.js'
 import {createLogger, type LogFormat} from '../relay/logger.js'
 import type {TableNames} from '../../dialects/index.js'
@@ -31,7 +34,7 @@ export async function runConsumeService(options: ConsumeServiceOptions): Promise
   try {
     logger.info('consuming', {from: options.from, consumer: options.consumer, concurrency: options.concurrency ?? 1, max_events: options.maxEvents})
     const summary = await consumeFrom(options.from, options.broker, {
-      db,
+      db: driverTransactions(db),
       consumer: options.consumer,
       tables: options.tables,
       handler: options.handler,

@@ -33,8 +33,12 @@ export interface Db extends Queryable {
   readonly dialect: Dialect
   /** the URL with its password masked */
   readonly safeUrl: string
-  /** one transaction on one connection; committed when fn resolves, rolled back when it throws */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T>
+  /**
+   * One transaction on one connection; committed when fn resolves, rolled back when it throws.
+   * fn's `driver` is the driver's own object the transaction runs on (a pg client, a
+   * mysql2/promise connection, the better-sqlite3 Database): what `outbox consume` hands a handler.
+   */
+  transaction<T>(fn: (tx: Queryable, driver: object) => Promise<T>, options?: TransactionOptions): Promise<T>
   /** a Kysely instance over the same pool, for portable queries */
   kysely(): Promise<Kysely<any>>
   /**
@@ -43,6 +47,23 @@ export interface Db extends Queryable {
    */
   listen?(statement: Sql, onNotify: () => void, onError: (error: Error) => void): Promise<Listener>
   close(): Promise<void>
+}
+
+/**
+ * Where Consumer opens its transactions (src/db/transactions.ts): a Db, or an app's own pool,
+ * connection or Kysely instance. fn gets `q`, which runs our SQL (the inbox rows, the named lock)
+ * in the transaction, and `tx`, the object the app's effect receives: a Db's Queryable, the pg
+ * client inside BEGIN, the mysql2/promise connection, the Kysely Transaction, the better-sqlite3
+ * Database.
+ */
+export interface TransactionHost<Tx = unknown> {
+  readonly dialect: Dialect
+  /** the URL with its password masked, where there is one (a Db) */
+  readonly safeUrl?: string
+  /** one transaction; `after` runs on its connection once it ended, committed or not (MySQL's RELEASE_LOCK) */
+  transaction<T>(fn: (q: Queryable, tx: Tx) => Promise<T>, options?: Pick<TransactionOptions, 'after'>): Promise<T>
+  /** one statement outside a transaction */
+  query<R = Row>(statement: Sql): Promise<R[]>
 }
 
 export interface Listener {

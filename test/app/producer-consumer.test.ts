@@ -105,23 +105,6 @@ for (const target of matrix) {
       expect(await count(db, names, `id = '${id}'`)).toBe(1)
     })
 
-    // the insert must run in the caller's transaction: a pool would autocommit it on any free
-    // connection, and a callback connection reports its failure to nobody
-    it.runIf(target.dialect === 'mysql')('refuses a mysql2 pool and a callback connection, which cannot be the transaction', async () => {
-      const mysql = (await import('mysql2/promise')).default
-      const callback = (await import('mysql2')).default
-      const pool = mysql.createPool(target.url)
-      const connection = callback.createConnection(target.url)
-      try {
-        await expect(writeEvent(pool, event(9), {tables})).rejects.toThrow(/connection pool/)
-        await expect(writeEvent(connection, event(9), {tables})).rejects.toThrow(/callback connection/)
-        expect(await count(db, names, `aggregate_id = 'order-9'`)).toBe(0)
-      } finally {
-        connection.end()
-        await pool.end()
-      }
-    })
-
     it('refuses payloads that are not JSON values, before the database sees them', async () => {
       const circular: Record<string, unknown> = {}
       circular.self = circular

@@ -23,10 +23,10 @@ beforeAll(async () => {
   handler = join(tmp, 'handler.mjs')
   writeFileSync(
     handler,
-    `import {raw, sql} from ${JSON.stringify(join(root, 'dist/src/index.js'))}
-export default async (event, tx) => {
+    // tx is the pg client inside the inbox transaction, as an app's own pool hands it out
+    `export default async (event, tx) => {
   await new Promise((resolve) => setTimeout(resolve, Number(process.env.HANDLER_DELAY_MS ?? 0)))
-  await tx.execute(sql\`INSERT INTO \${raw(process.env.EFFECTS_TABLE)} (event_id, event_type, payload) VALUES (\${event.id}, \${event.eventType}, \${JSON.stringify(event.payload)})\`)
+  await tx.query(\`INSERT INTO \${process.env.EFFECTS_TABLE} (event_id, event_type, payload) VALUES ($1, $2, $3)\`, [event.id, event.eventType, JSON.stringify(event.payload)])
 }
 `,
   )

@@ -100,21 +100,22 @@ describe('driver errors by meaning', () => {
   })
 })
 
-describe('writeEvent tells the drivers\' clients apart', () => {
+describe('the drivers tell their own executors apart (writeEvent, Consumer)', () => {
   const fn = () => Promise.resolve()
   const owner = (executor: object) => all.flatMap((d) => {
-    const client = d.driver.client(executor)
-    return client ? [[d.name, client.sure] as const] : []
+    const found = d.driver.executor(executor)
+    return found ? [[d.name, found.kind, found.sure] as const] : []
   })
-  it('a pg client surely, a query/execute pair by guess, anything else not at all', () => {
-    expect(owner({query: fn, escapeIdentifier: fn})).toEqual([['postgres', true]])
-    expect(owner({query: fn, execute: fn})).toEqual([['mysql', false]])
+  it('a pg client or Pool surely, a query/execute pair by guess, a better-sqlite3 Database, anything else not at all', () => {
+    expect(owner({query: fn, escapeIdentifier: fn})).toEqual([['postgres', 'session', true]])
+    expect(owner({query: fn, connect: fn, idleCount: 0})).toEqual([['postgres', 'pool', true]])
+    expect(owner({query: fn, execute: fn})).toEqual([['mysql', 'session', false]])
+    expect(owner({query: fn, execute: fn, getConnection: fn})).toEqual([['mysql', 'pool', false]])
+    expect(owner({prepare: fn, pragma: fn})).toEqual([['sqlite', 'session', true]])
     expect(owner({query: fn})).toEqual([])
   })
-  it('refuses clients that cannot be the caller\'s transaction', () => {
-    expect(() => owner({query: fn, execute: fn, getConnection: fn})).toThrow(/connection pool/)
+  it('refuses a callback connection, whose failures reach nobody', () => {
     expect(() => owner({query: fn, execute: fn, promise: fn})).toThrow(/callback connection/)
-    expect(() => owner({prepare: fn, pragma: fn})).toThrow(/synchronous/)
   })
   it('knows Kysely\'s adapters by name', () => {
     const adapter = (name: string) => all.filter((d) => d.driver.kyselyAdapter.test(name)).map((d) => d.name)
