@@ -59,7 +59,7 @@ export default class RelayCommand extends OutboxCommand {
     const settings = await resolveConnection({url: flags.url, config: flags.config, ...tableNamesFrom(flags)})
     this.secretUrl = settings.url
     if (flags.publisher === 'stdout' && this.jsonEnabled()) throw new UsageError('--json and --publisher stdout both write to stdout', 'Drop --json, or publish elsewhere')
-    const publisher = publisherOptions(flags)
+    const publisher = await publisherOptions(flags)
     const relay = {
       batch: flags.batch,
       leaseMs: flags.lease,

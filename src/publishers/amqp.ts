@@ -5,11 +5,13 @@
 import type {ClaimedEvent} from '../schema/event-row.js'
 import {brokerError, LazyConnection} from './connection.js'
 import {metadata} from './envelope.js'
+import {aliasOf, callback, checkOptions, milliseconds, oneOf, target, text, yesNo, type Checked, type OptionRules, type Target} from './options.js'
 import type {Publisher, PublishResult} from './types.js'
 
-export interface AmqpPublisherOptions {
-  /** amqp://user:password@host:5672/vhost */
-  url: string
+export type AmqpPublisherOptions = AmqpSettings & Target
+
+/** Besides `target` (amqp://user:password@host:5672/vhost); README, "Publisher options". */
+export interface AmqpSettings {
   /** default "outbox" */
   exchange?: string
   /** default "topic" */
@@ -22,6 +24,17 @@ export interface AmqpPublisherOptions {
   mandatory?: boolean
   /** connect and confirm timeout (default 10s) */
   timeoutMs?: number
+}
+
+export const optionRules: OptionRules<AmqpPublisherOptions> = {
+  target: target(['amqp', 'amqps'], 'amqp://user:password@127.0.0.1:5672'),
+  url: aliasOf('target'),
+  exchange: text(),
+  exchangeType: oneOf('topic', 'direct', 'fanout', 'headers'),
+  assertExchange: yesNo(),
+  routingKey: callback(),
+  mandatory: yesNo(),
+  timeoutMs: milliseconds(),
 }
 
 // Structural types for the part of amqplib we use: the client is imported lazily.
@@ -47,9 +60,11 @@ export class AmqpPublisher implements Publisher {
   private readonly exchange: string
   private readonly connection: LazyConnection<Open>
   private readonly returned = new Set<string>()
+  private readonly options: Checked<AmqpPublisherOptions>
 
-  constructor(private readonly options: AmqpPublisherOptions) {
-    this.exchange = options.exchange ?? 'outbox'
+  constructor(options: AmqpPublisherOptions) {
+    this.options = checkOptions('amqp', options, optionRules)
+    this.exchange = this.options.exchange ?? 'outbox'
     this.connection = new LazyConnection(
       () => this.open(),
       async ({connection, channel}) => {
@@ -62,7 +77,7 @@ export class AmqpPublisher implements Publisher {
   private async open(): Promise<Open> {
     const amqp = (await import('amqplib')).default
     const timeout = this.options.timeoutMs ?? 10_000
-    const connection = (await amqp.connect(this.options.url, {timeout})) as unknown as Connection
+    const connection = (await amqp.connect(this.options.target, {timeout})) as unknown as Connection
     let opened: Open | undefined
     // Lost connection: the next publish reconnects. Unconfirmed messages fail ("channel closed").
     const reset = () => opened && this.connection.reset(opened)
@@ -142,7 +157,7 @@ export class AmqpPublisher implements Publisher {
   }
 
   private describe(error: unknown): string {
-    return brokerError(error, this.options.url)
+    return brokerError(error, this.options.target)
   }
 }
 

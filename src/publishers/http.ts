@@ -4,6 +4,7 @@
 // Any other status (4xx, an unfollowed 3xx): permanent, with the status and body recorded.
 import type {ClaimedEvent} from '../schema/event-row.js'
 import {eventHeaders} from './envelope.js'
+import {checkOptions, headerMap, integer, milliseconds, oneOf, target, text, type OptionRules} from './options.js'
 import type {Publisher, PublishResult} from './types.js'
 
 export type CloudEventsMode = 'structured' | 'binary'
@@ -22,6 +23,16 @@ export interface HttpPublisherOptions {
   headers?: Record<string, string>
   /** longest response body kept in last_error (default 500 characters) */
   maxErrorBody?: number
+}
+
+export const optionRules: OptionRules<HttpPublisherOptions> = {
+  target: target(['http', 'https'], 'https://events.example.com/ingest'),
+  mode: oneOf('structured', 'binary'),
+  source: text(),
+  timeoutMs: milliseconds(),
+  concurrency: integer(1, 10_000),
+  headers: headerMap(),
+  maxErrorBody: integer(0),
 }
 
 const RETRYABLE_STATUS = new Set([408, 425, 429])
@@ -89,13 +100,13 @@ export class HttpPublisher implements Publisher {
   private readonly extraHeaders: Record<string, string>
   private readonly maxErrorBody: number
 
-  constructor(options: HttpPublisherOptions) {
+  constructor(given: HttpPublisherOptions) {
+    const options = checkOptions('http', given, optionRules)
     this.target = new URL(options.target)
-    if (this.target.protocol !== 'http:' && this.target.protocol !== 'https:') throw new TypeError(`http publisher target must be http(s), got ${this.target.protocol}`)
     this.mode = options.mode ?? 'structured'
     this.source = options.source ?? 'outbox'
     this.timeoutMs = options.timeoutMs ?? 10_000
-    this.concurrency = Math.max(1, options.concurrency ?? 16)
+    this.concurrency = options.concurrency ?? 16
     this.extraHeaders = {...options.headers}
     // fetch refuses URLs with credentials: user:password@ becomes Basic authorization.
     if (this.target.username || this.target.password) {

@@ -1,8 +1,11 @@
 // createPublisher(name, options): broker clients are imported only for the publisher chosen.
+// Each publisher checks its options when created (options.ts); checkPublisherOptions runs the
+// same check without creating one, for the CLI to refuse bad flags before it connects.
 import {UsageError} from '../core/errors.js'
 import type {AmqpPublisherOptions} from './amqp.js'
 import type {HttpPublisherOptions} from './http.js'
 import type {NatsPublisherOptions} from './nats.js'
+import {checkOptions, type OptionRules} from './options.js'
 import type {RedisPublisherOptions} from './redis.js'
 import type {StdoutPublisherOptions} from './stdout.js'
 import type {Publisher} from './types.js'
@@ -19,19 +22,32 @@ export type PublisherName = keyof PublisherOptionsByName
 
 export const PUBLISHER_NAMES: PublisherName[] = ['stdout', 'http', 'amqp', 'nats', 'redis']
 
+/** A publisher's module, loaded on first use: its option rules and its constructor. */
+interface PublisherModule<O> {
+  optionRules: OptionRules<never>
+  create(options: O): Publisher
+}
+
+const MODULES: {[N in PublisherName]: () => Promise<PublisherModule<PublisherOptionsByName[N]>>} = {
+  stdout: async () => import('./stdout.js').then((m) => ({optionRules: m.optionRules, create: (o) => new m.StdoutPublisher(o)})),
+  http: async () => import('./http.js').then((m) => ({optionRules: m.optionRules, create: (o) => new m.HttpPublisher(o)})),
+  amqp: async () => import('./amqp.js').then((m) => ({optionRules: m.optionRules, create: (o) => new m.AmqpPublisher(o)})),
+  nats: async () => import('./nats.js').then((m) => ({optionRules: m.optionRules, create: (o) => new m.NatsPublisher(o)})),
+  redis: async () => import('./redis.js').then((m) => ({optionRules: m.optionRules, create: (o) => new m.RedisPublisher(o)})),
+}
+
+/** The publisher `name` with its options, checked (a UsageError naming the option at fault); nothing connects yet. */
 export async function createPublisher<N extends PublisherName>(name: N, options: PublisherOptionsByName[N]): Promise<Publisher> {
-  switch (name) {
-    case 'stdout':
-      return new (await import('./stdout.js')).StdoutPublisher(options as StdoutPublisherOptions)
-    case 'http':
-      return new (await import('./http.js')).HttpPublisher(options as HttpPublisherOptions)
-    case 'amqp':
-      return new (await import('./amqp.js')).AmqpPublisher(options as AmqpPublisherOptions)
-    case 'nats':
-      return new (await import('./nats.js')).NatsPublisher(options as NatsPublisherOptions)
-    case 'redis':
-      return new (await import('./redis.js')).RedisPublisher(options as RedisPublisherOptions)
-    default:
-      throw new UsageError(`unknown publisher ${JSON.stringify(name)}`, `Use one of: ${PUBLISHER_NAMES.join(', ')}`)
-  }
+  return (await load(name)).create(options)
+}
+
+/** What createPublisher(name, options) would refuse, refused without creating the publisher. */
+export async function checkPublisherOptions(name: PublisherName, options: unknown): Promise<void> {
+  checkOptions(name, options, (await load(name)).optionRules)
+}
+
+function load<N extends PublisherName>(name: N): Promise<PublisherModule<PublisherOptionsByName[N]>> {
+  // from plain JavaScript `name` can be anything; hasOwn: not "toString" either
+  if (!Object.hasOwn(MODULES, name)) throw new UsageError(`unknown publisher ${JSON.stringify(name)}`, `Use one of: ${PUBLISHER_NAMES.join(', ')}`)
+  return MODULES[name]()
 }

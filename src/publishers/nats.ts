@@ -4,17 +4,30 @@
 import type {ClaimedEvent} from '../schema/event-row.js'
 import {brokerError, LazyConnection} from './connection.js'
 import {metadata} from './envelope.js'
+import {aliasOf, checkOptions, milliseconds, target, textWhere, type Checked, type OptionRules, type Target} from './options.js'
 import type {Publisher, PublishResult} from './types.js'
 
-export interface NatsPublisherOptions {
-  /** nats://host:4222 (comma-separated for a cluster; user:password@ accepted) */
-  url: string
-  /** subject = prefix + event type (default no prefix) */
+export type NatsPublisherOptions = NatsSettings & Target
+
+/** Besides `target` (nats://host:4222, comma-separated for a cluster; user:password@ accepted). */
+export interface NatsSettings {
+  /** subject = prefix + event type (default no prefix); ends with a dot */
   subjectPrefix?: string
   /** create this stream (capturing prefix + ">") when it does not exist */
   stream?: string
   /** per publish, waiting for the PubAck (default 5s) */
   timeoutMs?: number
+}
+
+export const optionRules: OptionRules<NatsPublisherOptions> = {
+  target: target(['nats', 'tls'], 'nats://127.0.0.1:4222', {list: true, bareHost: true}),
+  url: aliasOf('target'),
+  // the stream takes PREFIX> and each event goes to PREFIX<event_type>: without the dot the
+  // two never meet ("rvl>" is no wildcard over "rvlorder.created"), and every event retried
+  subjectPrefix: textWhere((v) => (v.endsWith('.') && !/[\s*>]/.test(v) ? undefined : 'must end with a dot (and hold no spaces, * or >)'), {empty: true}),
+  // a name JetStream refuses fails every connect, which the relay would take for an outage
+  stream: textWhere((v) => (/^[^\s.*>/\\]+$/.test(v) ? undefined : 'must be a JetStream stream name (no spaces, dots, *, >, / or \\)')),
+  timeoutMs: milliseconds(),
 }
 
 interface NatsModule {
@@ -34,7 +47,10 @@ export class NatsPublisher implements Publisher {
   readonly name = 'nats'
   private readonly connection: LazyConnection<{nc: NatsConnection; nats: NatsModule}>
 
-  constructor(private readonly options: NatsPublisherOptions) {
+  private readonly options: Checked<NatsPublisherOptions>
+
+  constructor(options: NatsPublisherOptions) {
+    this.options = checkOptions('nats', options, optionRules)
     this.connection = new LazyConnection(
       () => this.open(),
       async ({nc}) => {
@@ -45,7 +61,7 @@ export class NatsPublisher implements Publisher {
 
   private async open() {
     const nats = (await import('nats')) as unknown as NatsModule
-    const servers = this.options.url.split(',').map((s) => s.trim())
+    const servers = this.options.target.split(',').map((s) => s.trim())
     // The client reconnects on its own; a publish while disconnected waits for its ack timeout.
     const nc = await nats.connect({servers, timeout: this.options.timeoutMs ?? 5000, maxReconnectAttempts: -1, reconnectTimeWait: 250, name: 'outbox-relay'})
     const opened = {nc, nats}
@@ -95,7 +111,7 @@ export class NatsPublisher implements Publisher {
 
   private describe(error: unknown): string {
     const hint = (error as {code?: string})?.code === '503' ? ' (no stream captures this subject)' : ''
-    return brokerError(error, this.options.url) + hint
+    return brokerError(error, this.options.target) + hint
   }
 }
 

@@ -4,17 +4,27 @@
 import type {ClaimedEvent} from '../schema/event-row.js'
 import {brokerError, LazyConnection} from './connection.js'
 import {metadata} from './envelope.js'
+import {aliasOf, checkOptions, integer, milliseconds, target, text, type Checked, type OptionRules, type Target} from './options.js'
 import type {Publisher, PublishResult} from './types.js'
 
-export interface RedisPublisherOptions {
-  /** redis://[user:password@]host:6379[/db] */
-  url: string
+export type RedisPublisherOptions = RedisSettings & Target
+
+/** Besides `target` (redis://[user:password@]host:6379[/db]). */
+export interface RedisSettings {
   /** stream key (default "outbox") */
   stream?: string
   /** approximate MAXLEN trim on each XADD (default: no trim) */
   maxLen?: number
   /** per batch (default 5s) */
   timeoutMs?: number
+}
+
+export const optionRules: OptionRules<RedisPublisherOptions> = {
+  target: target(['redis', 'rediss'], 'redis://127.0.0.1:6379'),
+  url: aliasOf('target'),
+  stream: text(),
+  maxLen: integer(1),
+  timeoutMs: milliseconds(),
 }
 
 interface RedisClient {
@@ -31,8 +41,11 @@ export class RedisPublisher implements Publisher {
   private readonly stream: string
   private readonly connection: LazyConnection<RedisClient>
 
-  constructor(private readonly options: RedisPublisherOptions) {
-    this.stream = options.stream ?? 'outbox'
+  private readonly options: Checked<RedisPublisherOptions>
+
+  constructor(options: RedisPublisherOptions) {
+    this.options = checkOptions('redis', options, optionRules)
+    this.stream = this.options.stream ?? 'outbox'
     this.connection = new LazyConnection(
       () => this.open(),
       (client) => client.close().catch(() => client.destroy()),
@@ -43,7 +56,7 @@ export class RedisPublisher implements Publisher {
     const {createClient} = await import('redis')
     const timeout = this.options.timeoutMs ?? 5000
     const client = createClient({
-      url: this.options.url,
+      url: this.options.target,
       disableOfflineQueue: true,
       socket: {connectTimeout: timeout, reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000)},
     }) as unknown as RedisClient
@@ -88,7 +101,7 @@ export class RedisPublisher implements Publisher {
   }
 
   private describe(error: unknown): string {
-    return brokerError(error, this.options.url)
+    return brokerError(error, this.options.target)
   }
 }
 

@@ -2,6 +2,7 @@
 import type {Writable} from 'node:stream'
 import type {ClaimedEvent} from '../schema/event-row.js'
 import {envelopeJson} from './envelope.js'
+import {checkOptions, writable, type OptionRules} from './options.js'
 import type {Publisher, PublishResult} from './types.js'
 
 export interface StdoutPublisherOptions {
@@ -9,12 +10,14 @@ export interface StdoutPublisherOptions {
   stream?: Writable
 }
 
+export const optionRules: OptionRules<StdoutPublisherOptions> = {stream: writable()}
+
 export class StdoutPublisher implements Publisher {
   readonly name = 'stdout'
   private readonly stream: Writable
 
   constructor(options: StdoutPublisherOptions = {}) {
-    this.stream = options.stream ?? process.stdout
+    this.stream = checkOptions('stdout', options, optionRules).stream ?? process.stdout
   }
 
   async publish(events: readonly ClaimedEvent[]): Promise<PublishResult[]> {

@@ -46,3 +46,18 @@ export async function until(check: () => boolean | Promise<boolean>, timeoutMs =
     await sleep(20)
   }
 }
+
+/** A claimed event numbered n (0-99), as a relay hands it to a publisher. */
+export function sample(n: number): ClaimedEvent {
+  return {
+    id: `0190c3c2-0000-7000-8000-0000000000${String(n).padStart(2, '0')}`,
+    eventType: 'order.created',
+    aggregateType: 'order',
+    aggregateId: `order-${n}`,
+    aggregateVersion: 1,
+    payload: `{"n":${n}}`,
+    headers: '{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}',
+    createdAt: new Date(),
+    attempts: 1,
+  }
+}

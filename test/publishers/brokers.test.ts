@@ -10,11 +10,10 @@ import {AmqpPublisher} from '../../src/publishers/amqp.js'
 import {NatsPublisher} from '../../src/publishers/nats.js'
 import {RedisPublisher} from '../../src/publishers/redis.js'
 import type {Publisher} from '../../src/publishers/types.js'
-import type {ClaimedEvent} from '../../src/relay/claim.js'
 import {Relay} from '../../src/relay/relay.js'
 import {broker, uniqueName, viaPort, type Broker} from '../helpers/brokers.js'
 import {count, seedEvents} from '../helpers/events.js'
-import {sleep, until} from '../helpers/publishers.js'
+import {sample, sleep, until} from '../helpers/publishers.js'
 import {TcpProxy} from '../helpers/proxy.js'
 import {sqliteUrl, uniqueTables} from '../helpers/targets.js'
 import {closeTables, openTables} from '../helpers/tables.js'
@@ -42,7 +41,7 @@ async function amqpHarness(b: Broker): Promise<Harness> {
     if (m) got.push({id: m.properties.messageId, key: m.fields.routingKey, persistent: m.properties.deliveryMode === 2, type: m.properties.type, body: m.content.toString()})
   }, {noAck: true})
   return {
-    publisher: (url) => new AmqpPublisher({url, exchange, timeoutMs: 3000}),
+    publisher: (url) => new AmqpPublisher({target: url, exchange, timeoutMs: 3000}),
     cliFlags: ['--exchange', exchange],
     received: async () => {
       for (const m of got) {
@@ -65,7 +64,7 @@ async function natsHarness(b: Broker): Promise<Harness> {
   const nc = await nats.connect({servers: b.url})
   const jsm = await nc.jetstreamManager()
   return {
-    publisher: (url) => new NatsPublisher({url, subjectPrefix: prefix, stream, timeoutMs: 1500}),
+    publisher: (url) => new NatsPublisher({target: url, subjectPrefix: prefix, stream, timeoutMs: 1500}),
     cliFlags: ['--subject-prefix', prefix, '--stream', stream],
     received: async () => {
       const info = await jsm.streams.info(stream)
@@ -90,7 +89,7 @@ async function redisHarness(b: Broker): Promise<Harness> {
   const client = createClient({url: b.url})
   await client.connect()
   return {
-    publisher: (url) => new RedisPublisher({url, stream: key, timeoutMs: 1500}),
+    publisher: (url) => new RedisPublisher({target: url, stream: key, timeoutMs: 1500}),
     cliFlags: ['--stream', key],
     received: async () => {
       const entries = await client.xRange(key, '-', '+')
@@ -106,19 +105,6 @@ async function redisHarness(b: Broker): Promise<Harness> {
 
 const HARNESSES = {amqp: amqpHarness, nats: natsHarness, redis: redisHarness}
 
-function sample(n: number): ClaimedEvent {
-  return {
-    id: `0190c3c2-0000-7000-8000-0000000000${String(n).padStart(2, '0')}`,
-    eventType: 'order.created',
-    aggregateType: 'order',
-    aggregateId: `order-${n}`,
-    aggregateVersion: 1,
-    payload: `{"n":${n}}`,
-    headers: '{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}',
-    createdAt: new Date(),
-    attempts: 1,
-  }
-}
 
 for (const name of ['amqp', 'nats', 'redis'] as const) {
   const b = await broker(name)
@@ -213,7 +199,7 @@ for (const name of ['amqp', 'nats', 'redis'] as const) {
     if (name === 'amqp') {
       it('an unroutable message (no queue bound) is retryable, not silently acknowledged', async () => {
         const exchange = uniqueName('outbox_unbound')
-        const publisher = new AmqpPublisher({url: b.url, exchange})
+        const publisher = new AmqpPublisher({target: b.url, exchange})
         const [result] = await publisher.publish([sample(60)])
         expect(result).toMatchObject({ok: false, error: expect.stringContaining('unroutable')})
         const amqp = (await import('amqplib')).default
