@@ -1,5 +1,5 @@
 // RabbitMQ runtime: a durable quorum queue bound to the relay's topic exchange, manual acks
-// with prefetch = concurrency, ack only after the inbox transaction committed. A handler error
+// with prefetch = 2 x concurrency, ack only after the inbox transaction committed. A handler error
 // is nacked back to the queue after the retry delay; the quorum queue counts deliveries
 // (x-delivery-count), and at maxAttempts the message is rejected into the queue's dead-letter
 // exchange, which routes it to the queue "<queue>.dead-letter".
@@ -33,9 +33,14 @@ export interface AmqpConsumeOptions {
 
 type Message = import('amqplib').ConsumeMessage
 
+// A spare per handler: a quorum queue sends the next message only after an ack, and that wait
+// then overlaps the inbox transaction (BENCHMARKS.md, consumer throughput). Spares not handed
+// out go back to the queue at a stop.
+const PREFETCH_PER_HANDLER = 2
+
 /** Consumes until options.signal aborts or options.maxEvents messages are settled. */
 export async function consumeAmqp<E extends object>(broker: AmqpConsumeOptions, options: RuntimeOptions<E>): Promise<ConsumeSummary> {
-  return runOn(() => openAmqpSource(broker, options.consumer, options.concurrency ?? 1), options)
+  return runOn(() => openAmqpSource(broker, options.consumer, PREFETCH_PER_HANDLER * (options.concurrency ?? 1)), options)
 }
 
 export function amqpNames(broker: AmqpConsumeOptions, consumer: string) {

@@ -1,6 +1,7 @@
 // AMQP only: a queue declared otherwise is refused before anything is consumed, in one line;
 // a connection lost mid-run ends the run with a ConnectionError, and a new run finishes the
-// work exactly once (RabbitMQ requeues what the lost connection had not acked).
+// work exactly once (RabbitMQ requeues what the lost connection had not acked); while a handler
+// runs, the next message is in hand already, and a stop gives it back.
 import {randomBytes} from 'node:crypto'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {consumeAmqp} from '../../src/consume/amqp.js'
@@ -9,6 +10,7 @@ import {broker, uniqueName, viaPort} from '../helpers/brokers.js'
 import {TcpProxy} from '../helpers/proxy.js'
 import {claimed, exactlyOnce, fixture, type Fixture} from './fixture.js'
 import {TOPOLOGIES} from './harness.js'
+import {eventually} from './helpers.js'
 
 const b = await broker('amqp')
 
@@ -64,6 +66,40 @@ describe.skipIf(!b.available)('amqp runtime: declaration', () => {
       const again = await t.run({consumer: 'lost', tables: {inbox: fx.names.inbox}, handler: fx.record, signal: AbortSignal.timeout(3000)})
       expect(again.deadLettered).toBe(0)
       expect(exactlyOnce(await fx.counts(), events.map((e) => e.id))).toEqual({missing: [], repeated: []})
+    } finally {
+      await t.cleanup()
+    }
+  })
+
+  it('while the handler runs the next message is in hand already (prefetch 2 per handler); a stop gives it back', async () => {
+    const t = await TOPOLOGIES.amqp(fx.db)
+    try {
+      const queue = t.cliFlags[t.cliFlags.indexOf('--queue') + 1]
+      const events = claimed(6, randomBytes(2).toString('hex'))
+      await t.publish(events)
+      const admin = await connection.createChannel()
+      const stop = new AbortController()
+      let ready: number | undefined
+      const first = await t.run({
+        consumer: 'spare',
+        tables: {inbox: fx.names.inbox},
+        signal: stop.signal,
+        handler: async (event, tx) => {
+          await fx.record(event, tx)
+          if (ready !== undefined) return
+          // one in this handler, one spare: 4 of 6 left ready at the broker (without the spare, 5)
+          const count = async () => (await admin.checkQueue(queue)).messageCount
+          ready = await eventually(async () => (await count()) === 4 && 4, 'a spare message in hand', 3000).catch(count)
+          stop.abort()
+        },
+      })
+      expect(ready).toBe(4)
+      expect(first).toMatchObject({applied: 1, stopped: true})
+      await eventually(async () => (await admin.checkQueue(queue)).messageCount === 5, 'the spare back in the queue')
+      const second = await t.run({consumer: 'spare', tables: {inbox: fx.names.inbox}, handler: fx.record, maxEvents: 5})
+      expect(second).toMatchObject({applied: 5, duplicate: 0, deadLettered: 0})
+      expect(exactlyOnce(await fx.counts(), events.map((e) => e.id))).toEqual({missing: [], repeated: []})
+      await admin.close()
     } finally {
       await t.cleanup()
     }
