@@ -10,6 +10,7 @@ import {decodeOrReason} from './event.js'
 import {Handoff} from './handoff.js'
 import type {ConsumeSummary, Delivery, DeliverySource} from './loop.js'
 import {BROKER_LOST_HINT, quietly, runOn, type RuntimeOptions} from './runtime.js'
+import {loadAmqplib} from '../core/broker-clients.js'
 
 export interface AmqpConsumeOptions {
   /** amqp://user:password@host:5672/vhost */
@@ -49,7 +50,7 @@ export function amqpNames(broker: AmqpConsumeOptions, consumer: string) {
 }
 
 export async function openAmqpSource(broker: AmqpConsumeOptions, consumer: string, prefetch: number): Promise<DeliverySource> {
-  const amqp = (await import('amqplib')).default
+  const amqp = await loadAmqplib()
   const n = amqpNames(broker, consumer)
   const describe = (error: unknown) => redactSecrets(String((error as Error)?.message ?? error), broker.url)
   const connection = await amqp.connect(broker.url, {timeout: broker.timeoutMs ?? 10_000}).catch((error) => {

@@ -11,6 +11,7 @@ import {decodeOrReason} from './event.js'
 import {Handoff} from './handoff.js'
 import {DEFAULT_MAX_ATTEMPTS, type ConsumeSummary, type Delivery, type DeliverySource} from './loop.js'
 import {BROKER_LOST_HINT, runOn, type RuntimeOptions} from './runtime.js'
+import {loadNats} from '../core/broker-clients.js'
 
 export interface NatsConsumeOptions {
   /** nats://host:4222 (comma-separated for a cluster; user:password@ accepted) */
@@ -42,7 +43,7 @@ export async function consumeNats<E extends object>(broker: NatsConsumeOptions, 
 }
 
 export async function openNatsSource(broker: NatsConsumeOptions & {durable: string}, prefetch: number, maxAttempts: number): Promise<DeliverySource> {
-  const nats: Nats = await import('nats')
+  const nats: Nats = await loadNats()
   const describe = (error: unknown) => redactSecrets(String((error as Error)?.message ?? error), broker.url)
   const servers = broker.url.split(',').map((s) => s.trim().replace(/^nats:\/\//i, ''))
   const nc = await nats.connect({servers, timeout: broker.timeoutMs ?? 5000, maxReconnectAttempts: -1, reconnectTimeWait: 250, name: `outbox-consume-${broker.durable}`}).catch((error) => {

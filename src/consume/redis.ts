@@ -12,6 +12,7 @@ import {decodeOrReason} from './event.js'
 import {Handoff} from './handoff.js'
 import type {ConsumeSummary, Delivery, DeliverySource} from './loop.js'
 import {pause, quietly, runOn, type RuntimeOptions} from './runtime.js'
+import {loadRedis} from '../core/broker-clients.js'
 
 export interface RedisConsumeOptions {
   /** redis://[user:password@]host:6379[/db] */
@@ -64,7 +65,7 @@ export async function consumeRedis<E extends object>(broker: RedisConsumeOptions
 }
 
 export async function openRedisSource(broker: RedisConsumeOptions, consumer: string, prefetch: number): Promise<DeliverySource> {
-  const {createClient} = await import('redis')
+  const {createClient} = await loadRedis()
   const stream = broker.stream ?? 'outbox'
   const group = broker.group ?? consumer
   const me = broker.consumerName ?? `${hostname()}-${process.pid}`

@@ -7,6 +7,7 @@ import {brokerError, LazyConnection} from './connection.js'
 import {metadata} from './envelope.js'
 import {aliasOf, callback, checkOptions, milliseconds, oneOf, target, text, yesNo, type Checked, type OptionRules, type Target} from './options.js'
 import type {Publisher, PublishResult} from './types.js'
+import {loadAmqplib} from '../core/broker-clients.js'
 
 export type AmqpPublisherOptions = AmqpSettings & Target
 
@@ -75,7 +76,7 @@ export class AmqpPublisher implements Publisher {
   }
 
   private async open(): Promise<Open> {
-    const amqp = (await import('amqplib')).default
+    const amqp = await loadAmqplib()
     const timeout = this.options.timeoutMs ?? 10_000
     const connection = (await amqp.connect(this.options.target, {timeout})) as unknown as Connection
     let opened: Open | undefined

@@ -1,6 +1,7 @@
 // createPublisher(name, options): broker clients are imported only for the publisher chosen.
 // Each publisher checks its options when created (options.ts); checkPublisherOptions runs the
 // same check without creating one, for the CLI to refuse bad flags before it connects.
+import {loadAmqplib, loadNats, loadRedis} from '../core/broker-clients.js'
 import {UsageError} from '../core/errors.js'
 import type {AmqpPublisherOptions} from './amqp.js'
 import type {HttpPublisherOptions} from './http.js'
@@ -31,9 +32,11 @@ interface PublisherModule<O> {
 const MODULES: {[N in PublisherName]: () => Promise<PublisherModule<PublisherOptionsByName[N]>>} = {
   stdout: async () => import('./stdout.js').then((m) => ({optionRules: m.optionRules, create: (o) => new m.StdoutPublisher(o)})),
   http: async () => import('./http.js').then((m) => ({optionRules: m.optionRules, create: (o) => new m.HttpPublisher(o)})),
-  amqp: async () => import('./amqp.js').then((m) => ({optionRules: m.optionRules, create: (o) => new m.AmqpPublisher(o)})),
-  nats: async () => import('./nats.js').then((m) => ({optionRules: m.optionRules, create: (o) => new m.NatsPublisher(o)})),
-  redis: async () => import('./redis.js').then((m) => ({optionRules: m.optionRules, create: (o) => new m.RedisPublisher(o)})),
+  // the broker's client is loaded now, not at the first publish: a missing package is the
+  // app's to install (one line, exit 2), not an outage to retry for ever
+  amqp: async () => loadAmqplib().then(() => import('./amqp.js')).then((m) => ({optionRules: m.optionRules, create: (o) => new m.AmqpPublisher(o)})),
+  nats: async () => loadNats().then(() => import('./nats.js')).then((m) => ({optionRules: m.optionRules, create: (o) => new m.NatsPublisher(o)})),
+  redis: async () => loadRedis().then(() => import('./redis.js')).then((m) => ({optionRules: m.optionRules, create: (o) => new m.RedisPublisher(o)})),
 }
 
 /** The publisher `name` with its options, checked (a UsageError naming the option at fault); nothing connects yet. */

@@ -6,6 +6,7 @@ import {brokerError, LazyConnection} from './connection.js'
 import {metadata} from './envelope.js'
 import {aliasOf, checkOptions, milliseconds, target, textWhere, type Checked, type OptionRules, type Target} from './options.js'
 import type {Publisher, PublishResult} from './types.js'
+import {loadNats} from '../core/broker-clients.js'
 
 export type NatsPublisherOptions = NatsSettings & Target
 
@@ -60,7 +61,7 @@ export class NatsPublisher implements Publisher {
   }
 
   private async open() {
-    const nats = (await import('nats')) as unknown as NatsModule
+    const nats = (await loadNats()) as unknown as NatsModule
     const servers = this.options.target.split(',').map((s) => s.trim())
     // The client reconnects on its own; a publish while disconnected waits for its ack timeout.
     const nc = await nats.connect({servers, timeout: this.options.timeoutMs ?? 5000, maxReconnectAttempts: -1, reconnectTimeWait: 250, name: 'outbox-relay'})

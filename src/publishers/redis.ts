@@ -6,6 +6,7 @@ import {brokerError, LazyConnection} from './connection.js'
 import {metadata} from './envelope.js'
 import {aliasOf, checkOptions, integer, milliseconds, target, text, type Checked, type OptionRules, type Target} from './options.js'
 import type {Publisher, PublishResult} from './types.js'
+import {loadRedis} from '../core/broker-clients.js'
 
 export type RedisPublisherOptions = RedisSettings & Target
 
@@ -53,7 +54,7 @@ export class RedisPublisher implements Publisher {
   }
 
   private async open(): Promise<RedisClient> {
-    const {createClient} = await import('redis')
+    const {createClient} = await loadRedis()
     const timeout = this.options.timeoutMs ?? 5000
     const client = createClient({
       url: this.options.target,

@@ -8,22 +8,33 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 const root = new URL('../..', import.meta.url).pathname
-const MISSING = ['pg', 'mysql2', 'better-sqlite3', 'amqplib', 'nats', 'redis', '@redis']
+const BROKER_CLIENTS = ['amqplib', 'nats', 'redis', '@redis']
+const DRIVERS = ['pg', 'mysql2', 'better-sqlite3']
 let app: string
+let noBrokers: string
+
+/** The built CLI copied beside a node_modules of links to ours, less the packages `missing`. */
+function install(missing: string[]): string {
+  const dir = mkdtempSync(join(tmpdir(), 'outbox-optional-'))
+  // copies, not links: node resolves a package from a module's real path
+  for (const part of ['bin', 'dist', 'package.json', 'oclif.manifest.json']) cpSync(join(root, part), join(dir, part), {recursive: true})
+  mkdirSync(join(dir, 'node_modules'))
+  for (const name of readdirSync(join(root, 'node_modules'))) {
+    if (!missing.includes(name) && !name.startsWith('.')) symlinkSync(join(root, 'node_modules', name), join(dir, 'node_modules', name))
+  }
+  return dir
+}
 
 beforeAll(() => {
-  app = mkdtempSync(join(tmpdir(), 'outbox-no-drivers-'))
-  // copies, not links: node resolves a package from a module's real path
-  for (const part of ['bin', 'dist', 'package.json', 'oclif.manifest.json']) cpSync(join(root, part), join(app, part), {recursive: true})
-  mkdirSync(join(app, 'node_modules'))
-  for (const name of readdirSync(join(root, 'node_modules'))) {
-    if (!MISSING.includes(name) && !name.startsWith('.')) symlinkSync(join(root, 'node_modules', name), join(app, 'node_modules', name))
-  }
+  app = install([...DRIVERS, ...BROKER_CLIENTS])
+  noBrokers = install(BROKER_CLIENTS)
 })
-afterAll(() => rmSync(app, {recursive: true, force: true}))
+afterAll(() => {
+  for (const dir of [app, noBrokers]) rmSync(dir, {recursive: true, force: true})
+})
 
-function run(args: string[]) {
-  const r = spawnSync(process.execPath, [join(app, 'bin/run.js'), ...args], {encoding: 'utf8', cwd: app, env: {...process.env, NO_COLOR: '1', OUTBOX_DATABASE_URL: '', DATABASE_URL: ''}})
+function run(args: string[], dir = app) {
+  const r = spawnSync(process.execPath, [join(dir, 'bin/run.js'), ...args], {encoding: 'utf8', cwd: dir, env: {...process.env, NO_COLOR: '1', OUTBOX_DATABASE_URL: '', DATABASE_URL: '', OUTBOX_TARGET: ''}})
   return {status: r.status, stdout: r.stdout, stderr: r.stderr}
 }
 
@@ -40,6 +51,22 @@ describe('an install without the drivers', () => {
   ]) {
     it(`names ${pkg} when ${what} needs it`, () => {
       const r = run(['status', '--url', url])
+      expect(r.status).toBe(2)
+      expect(r.stderr).toBe(`outbox: ${what} needs the ${pkg} package, which is not installed. Install it next to outbox: npm install ${pkg}\n`)
+    })
+  }
+})
+
+describe('an install without the broker clients', () => {
+  for (const [publisher, target, pkg, what] of [
+    ['amqp', 'amqp://127.0.0.1:5672', 'amqplib', 'an amqp:// broker'],
+    ['nats', 'nats://127.0.0.1:4222', 'nats', 'a nats:// broker'],
+    ['redis', 'redis://127.0.0.1:6379', 'redis', 'a redis:// broker'],
+  ]) {
+    it(`relay --publisher ${publisher} names ${pkg}`, () => {
+      const url = `sqlite:${join(noBrokers, `${publisher}.db`)}`
+      expect(run(['init', '--apply', '--url', url], noBrokers).status).toBe(0)
+      const r = run(['relay', '--url', url, '--publisher', publisher, '--target', target, '--once'], noBrokers)
       expect(r.status).toBe(2)
       expect(r.stderr).toBe(`outbox: ${what} needs the ${pkg} package, which is not installed. Install it next to outbox: npm install ${pkg}\n`)
     })

@@ -10,7 +10,8 @@ import {randomUUID} from 'node:crypto'
 import type {Consumer, ConsumeOutcome} from '../../consumer.js'
 import {MessageDecodeError} from '../../consume/event.js'
 import {DEFAULT_MAX_ATTEMPTS, runLoop, type DeliverySource, type EventHandler, type LoopOptions} from '../../consume/loop.js'
-import {databaseReachable, runOn} from '../../consume/runtime.js'
+import {runOn} from '../../consume/runtime.js'
+import {Consumer as InboxConsumer} from '../../consumer.js'
 import {failpoint} from '../../core/failpoints.js'
 import type {Db} from '../../db/index.js'
 import {createLogger} from '../../relay/logger.js'
@@ -82,7 +83,9 @@ export async function runConsumer(config: WorkerConfig, db: Db, scenario: Scenar
 
   const options: Omit<LoopOptions, 'consumer'> = {handler, signal: stop.signal, logger: createLogger({quiet: true, secrets: [config.url, config.broker.url]})}
   if (config.consumerMode === 'naive') {
-    await runLoop(await open(), {...options, consumer: naiveConsumer(db), databaseReachable: () => databaseReachable(db)})
+    // the outage check is the shipped Consumer's (it only pings the database)
+    const ping = new InboxConsumer(db, {consumer: config.consumerName, tables: t.outbox})
+    await runLoop(await open(), {...options, consumer: naiveConsumer(db), databaseReachable: () => ping.reachable()})
   } else {
     await runOn(open, {...options, db, consumer: config.consumerName, tables: t.outbox, checkVersion: true})
   }

@@ -11,6 +11,7 @@ import {createPublisher} from '../../publishers/index.js'
 import type {Publisher} from '../../publishers/types.js'
 import type {DeliverySource} from '../../consume/loop.js'
 import type {RealBroker} from './transport.js'
+import {loadAmqplib, loadNats, loadRedis} from '../../core/broker-clients.js'
 
 /** how long a real broker leaves a message unacked before another delivery */
 export const REDELIVER_MS = 1500
@@ -66,7 +67,7 @@ export async function prepareBroker(spec: RealBroker, prefix: string, consumer: 
 export async function cleanupBroker(spec: RealBroker, prefix: string): Promise<void> {
   const n = names(prefix)
   if (spec.kind === 'amqp') {
-    const amqp = (await import('amqplib')).default
+    const amqp = await loadAmqplib()
     const connection = await amqp.connect(spec.url, {timeout: 5000})
     try {
       const channel = await connection.createChannel()
@@ -79,7 +80,7 @@ export async function cleanupBroker(spec: RealBroker, prefix: string): Promise<v
   } else if (spec.kind === 'nats') {
     await withJetStream(spec.url, (jsm) => jsm.streams.delete(n.stream).catch(() => false))
   } else {
-    const {createClient} = await import('redis')
+    const {createClient} = await loadRedis()
     const client = createClient({url: spec.url, socket: {connectTimeout: 5000}})
     await client.connect()
     try {
@@ -91,7 +92,7 @@ export async function cleanupBroker(spec: RealBroker, prefix: string): Promise<v
 }
 
 async function withJetStream(url: string, fn: (jsm: import('nats').JetStreamManager, nats: typeof import('nats')) => Promise<unknown>): Promise<void> {
-  const nats = await import('nats')
+  const nats = await loadNats()
   const nc = await nats.connect({servers: natsServers(url), timeout: 5000})
   try {
     await fn(await nc.jetstreamManager(), nats)
