@@ -145,6 +145,22 @@ describe('outbox relay (sqlite)', () => {
     expect(await count(db, names, 'published_at IS NULL AND lease_owner IS NOT NULL')).toBe(0)
   })
 
+  it('--timeout stops --once as SIGTERM does, but exits 2, as documented', async () => {
+    await db.execute(sql`DELETE FROM ${raw(db.dialect.render.table(names, 'outbox'))}`)
+    await seedEvents(db, names, {count: 50})
+    const slow = createServer((req, res) => {
+      req.resume()
+      req.on('end', () => setTimeout(() => res.writeHead(200).end(), 200))
+    })
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/events`
+    const run = await start([...base(), '--publisher', 'http', '--target', url, '--batch', '1', '--once', '--timeout', '1s']).done
+    await new Promise<void>((resolve) => (slow.closeAllConnections(), slow.close(() => resolve())))
+    expect(run.code, run.stderr).toBe(2)
+    expect(run.stderr).toMatch(/^outbox: timed out after 1s/m)
+    expect(await count(db, names, 'published_at IS NULL AND lease_owner IS NOT NULL')).toBe(0)
+  })
+
   it('--once exits 1 when events are left retrying (in backoff)', async () => {
     await db.execute(sql`DELETE FROM ${raw(db.dialect.render.table(names, 'outbox'))}`)
     const ids = await seedEvents(db, names, {count: 3})
@@ -152,7 +168,7 @@ describe('outbox relay (sqlite)', () => {
     const run = await start([...base(), '--publisher', 'http', '--target', r.url, '--once', '--backoff', '1m..1m']).done
     await r.close()
     expect(run.code).toBe(1)
-    expect(run.stderr).toContain('outbox: 1 event(s) left retrying, 0 failed')
+    expect(verdict(run)).toMatch(/^outbox: 1 event\(s\) still pending: publishing failed \(HTTP 503.*\); they are retried after a backoff\. See: outbox status$/)
     // the batch line says why, not only how many
     expect(run.stderr).toMatch(/ info +batch claimed=3 published=2 retried=1 .*error="?HTTP 503/)
     expect(await count(db, names, 'published_at IS NOT NULL')).toBe(2)
@@ -242,8 +258,8 @@ describe('outbox relay --once: exit 1 whenever an event is left undelivered', ()
     await fresh(3)
     const run = await start([...base(), '--publisher', 'amqp', '--target', 'amqp://guest:guest@127.0.0.1:5999', '--once']).done
     expect(run.code, run.stderr).toBe(1)
-    expect(verdict(run)).toMatch(/^outbox: 3 event\(s\) still pending: the broker took none of them \(.*ECONNREFUSED 127\.0\.0\.1:5999\)/)
-    expect(run.stderr).not.toContain('guest:guest')
+    expect(verdict(run)).toMatch(/^outbox: 3 event\(s\) still pending: the broker at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:5999 took none of the last batch \(.*ECONNREFUSED 127\.0\.0\.1:5999\); their attempts were given back\. See: outbox status$/)
+    expect(run.stderr).not.toContain('guest:guest') // the password
     expect(await count(db, names, 'published_at IS NULL AND attempts = 0')).toBe(3)
   })
 
@@ -256,13 +272,15 @@ describe('outbox relay --once: exit 1 whenever an event is left undelivered', ()
 
   it('a second run while those events wait out the outage backoff: exit 1 too', async () => {
     await fresh(2)
-    const args = [...base(), '--publisher', 'http', '--target', 'http://127.0.0.1:9/events', '--once', '--backoff', '1m..1m']
+    const gone = await receiver() // a free port, closed again: nothing listens there
+    await gone.close()
+    const args = [...base(), '--publisher', 'http', '--target', gone.url, '--once', '--backoff', '1m..1m']
     const first = await start(args).done
     expect(first.code, first.stderr).toBe(1)
-    expect(verdict(first)).toMatch(/^outbox: 2 event\(s\) still pending: the broker took none of them \(.*ECONNREFUSED/)
+    expect(verdict(first)).toMatch(new RegExp(`^outbox: 2 event\\(s\\) still pending: the broker at ${gone.url} took none of the last batch \\(.*ECONNREFUSED`))
     const second = await start(args).done
     expect(second.code, second.stderr).toBe(1)
-    expect(verdict(second)).toMatch(/^outbox: 2 event\(s\) still pending: waiting out a retry backoff/)
+    expect(verdict(second)).toBe('outbox: 2 event(s) still pending: waiting out the backoff of an earlier attempt. See: outbox status')
   })
 
   it('an http receiver answering 503 to everything: exit 1, the status in the line', async () => {
@@ -290,14 +308,20 @@ describe.skipIf(!rabbit.available)('outbox relay --once to RabbitMQ', () => {
   let db: Db
   let names: TableNames
   const exchange = uniqueName('outbox_rc')
+  let channel: {deleteExchange(name: string): Promise<unknown>; connection: {close(): Promise<void>}}
   beforeAll(async () => {
     ;({db, names} = await openTables(sqliteTarget.url, 'rcq', {inbox: false, archive: false}))
+    // a queue bound to the exchange: the publisher retries what no queue would take
+    const amqp = (await import('amqplib')).default
+    const ch = await (await amqp.connect(rabbit.url)).createChannel()
+    await ch.assertExchange(exchange, 'topic', {durable: true})
+    const {queue} = await ch.assertQueue('', {exclusive: true})
+    await ch.bindQueue(queue, exchange, '#')
+    channel = ch
   })
   afterAll(async () => {
-    const amqp = (await import('amqplib')).default
-    const conn = await amqp.connect(rabbit.url)
-    await (await conn.createChannel()).deleteExchange(exchange)
-    await conn.close()
+    await channel?.deleteExchange(exchange)
+    await channel?.connection.close()
     await closeTables(db, names)
   })
 
