@@ -169,3 +169,27 @@ describe('outbox consume --from http://', () => {
     expect(exactlyOnce(await fx.counts(), events.map((e) => e.id))).toEqual({missing: [], repeated: []})
   })
 })
+
+describe('outbox consume: exit codes that say the work was not done', () => {
+  it('--max-events settled with one message dead-lettered: exit 1, one line saying how many', async () => {
+    const events = claimed(1, tag())
+    const run = cliAsync(['consume', ...dbFlags(), '--from', 'http://127.0.0.1:0/events', '--consumer', 'cli-http-dead', '--handler', handler, '--max-events', '2'], env())
+    let url = ''
+    await until(() => Boolean((url = /listening url=(\S+)/.exec(run.output().stderr)?.[1] ?? '')), 30_000, 'the receiver to listen')
+    const {HttpPublisher} = await import('../../src/publishers/http.js')
+    expect(await new HttpPublisher({target: url}).publish(events)).toEqual([{ok: true}])
+    // no outbox event: dead-lettered at once (HTTP: a 400, the relay fails it)
+    expect((await fetch(url, {method: 'POST', headers: {'content-type': 'application/json'}, body: '{"hello":1}'})).status).toBe(400)
+    const done = await run.done
+    expect(done.status, done.stderr).toBe(1)
+    expect(done.stdout).toBe('consumed 2 event(s): 1 applied, 0 duplicate, 0 stale, 1 dead-lettered; 0 handler failure(s) retried\n')
+    expect(done.stderr.trim().split('\n').at(-1)).toMatch(/^outbox: 1 of 2 message\(s\) dead-lettered: /)
+  })
+
+  it('a broker it cannot reach: exit 2, one line, no password', () => {
+    const r = cli(['consume', ...dbFlags(), '--from', 'amqp://guest:Sup3rS3cret@127.0.0.1:5999', '--consumer', 'cli-nobroker', '--handler', handler], {env: env()})
+    expect(r.status, r.stderr).toBe(2)
+    expect(r.stderr.trim().split('\n').at(-1)).toMatch(/^outbox: cannot reach RabbitMQ at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:5999/)
+    expect(r.stderr).not.toContain('Sup3rS3cret')
+  })
+})
