@@ -147,17 +147,19 @@ describe('outbox relay (sqlite)', () => {
 
   it('--timeout stops --once as SIGTERM does, but exits 2, as documented', async () => {
     await db.execute(sql`DELETE FROM ${raw(db.dialect.render.table(names, 'outbox'))}`)
-    await seedEvents(db, names, {count: 50})
+    await seedEvents(db, names, {count: 100})
     const slow = createServer((req, res) => {
       req.resume()
       req.on('end', () => setTimeout(() => res.writeHead(200).end(), 200))
     })
     await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve))
     const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/events`
-    const run = await start([...base(), '--publisher', 'http', '--target', url, '--batch', '1', '--once', '--timeout', '1s']).done
+    const run = await start([...base(), '--publisher', 'http', '--target', url, '--batch', '1', '--once', '--timeout', '4s']).done
     await new Promise<void>((resolve) => (slow.closeAllConnections(), slow.close(() => resolve())))
     expect(run.code, run.stderr).toBe(2)
-    expect(run.stderr).toMatch(/^outbox: timed out after 1s/m)
+    expect(run.stderr).toMatch(/^outbox: timed out after 4s/m)
+    // stopped the graceful way, mid-drain (not before the relay began)
+    expect(run.stderr).toContain('SIGTERM: stopping after the batch in flight')
     expect(await count(db, names, 'published_at IS NULL AND lease_owner IS NOT NULL')).toBe(0)
   })
 
