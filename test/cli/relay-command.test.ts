@@ -236,21 +236,9 @@ describe('outbox relay (sqlite)', () => {
     }
     expect(await count(db, names, 'published_at IS NULL AND attempts = 0')).toBe(1)
   })
-})
 
-/** the last line on stderr, where the verdict is */
-const verdict = (run: Run) => run.stderr.trim().split('\n').at(-1)
-
-// --once is a CI gate: any event the run should have delivered and did not is exit 1, with one
-// line saying how many and why; an outage (the broker took nothing, attempts given back) too.
-describe('outbox relay --once: exit 1 whenever an event is left undelivered', () => {
-  let db: Db
-  let names: TableNames
-  beforeAll(async () => {
-    ;({db, names} = await openTables(sqliteTarget.url, 'rcu', {inbox: false, archive: false}))
-  })
-  afterAll(() => closeTables(db, names))
-  const base = () => ['--url', sqliteTarget.url, '--table', names.outbox]
+  // --once is a CI gate: any event the run should have delivered and did not is exit 1, with one
+  // line saying how many and why; an outage (the broker took nothing, attempts given back) too.
   const fresh = async (n: number) => {
     await db.execute(sql`DELETE FROM ${raw(db.dialect.render.table(names, 'outbox'))}`)
     return seedEvents(db, names, {count: n})
@@ -304,6 +292,9 @@ describe('outbox relay --once: exit 1 whenever an event is left undelivered', ()
     expect(JSON.parse(run.stdout)).toMatchObject({exitCode: 0, published: 4, undelivered: 0})
   })
 })
+
+/** the last line on stderr, where the verdict is */
+const verdict = (run: Run) => run.stderr.trim().split('\n').at(-1)
 
 const rabbit = await broker('amqp')
 describe.skipIf(!rabbit.available)('outbox relay --once to RabbitMQ', () => {

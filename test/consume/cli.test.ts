@@ -138,12 +138,18 @@ for (const name of ['amqp', 'nats', 'redis'] as BrokerName[]) {
   })
 }
 
+/** consume --from http:// on a free port, once it listens, with the URL to POST to */
+async function httpConsumer(consumer: string, maxEvents: number, handlerDelayMs = 0) {
+  const run = cliAsync(['consume', ...dbFlags(), '--from', 'http://127.0.0.1:0/events', '--consumer', consumer, '--handler', handler, '--max-events', String(maxEvents)], env(handlerDelayMs))
+  let url = ''
+  await until(() => Boolean((url = /listening url=(\S+)/.exec(run.output().stderr)?.[1] ?? '')), 30_000, 'the receiver to listen')
+  return {run, url}
+}
+
 describe('outbox consume --from http://', () => {
   it('listens where --from says, applies what the relay POSTs, exits 0 after --max-events', async () => {
     const events = claimed(5, tag())
-    const run = cliAsync(['consume', ...dbFlags(), '--from', 'http://127.0.0.1:0/events', '--consumer', 'cli-http', '--handler', handler, '--max-events', '5'], env())
-    let url = ''
-    await until(() => Boolean((url = /listening url=(\S+)/.exec(run.output().stderr)?.[1] ?? '')), 30_000, 'the receiver to listen')
+    const {run, url} = await httpConsumer('cli-http', 5)
     const {HttpPublisher} = await import('../../src/publishers/http.js')
     expect(await new HttpPublisher({target: url, mode: 'binary'}).publish(events)).toEqual(events.map(() => ({ok: true})))
     const done = await run.done
@@ -154,9 +160,7 @@ describe('outbox consume --from http://', () => {
 
   it('SIGTERM before --max-events: the events in flight finish, exit 143, the summary says how far it got', async () => {
     const events = claimed(2, tag())
-    const run = cliAsync(['consume', ...dbFlags(), '--from', 'http://127.0.0.1:0/events', '--consumer', 'cli-http-term', '--handler', handler, '--max-events', '5'], env(300))
-    let url = ''
-    await until(() => Boolean((url = /listening url=(\S+)/.exec(run.output().stderr)?.[1] ?? '')), 30_000, 'the receiver to listen')
+    const {run, url} = await httpConsumer('cli-http-term', 5, 300)
     const {HttpPublisher} = await import('../../src/publishers/http.js')
     const publisher = new HttpPublisher({target: url, concurrency: 2})
     const sent = publisher.publish(events)
@@ -173,9 +177,7 @@ describe('outbox consume --from http://', () => {
 describe('outbox consume: exit codes that say the work was not done', () => {
   it('--max-events settled with one message dead-lettered: exit 1, one line saying how many', async () => {
     const events = claimed(1, tag())
-    const run = cliAsync(['consume', ...dbFlags(), '--from', 'http://127.0.0.1:0/events', '--consumer', 'cli-http-dead', '--handler', handler, '--max-events', '2'], env())
-    let url = ''
-    await until(() => Boolean((url = /listening url=(\S+)/.exec(run.output().stderr)?.[1] ?? '')), 30_000, 'the receiver to listen')
+    const {run, url} = await httpConsumer('cli-http-dead', 2)
     const {HttpPublisher} = await import('../../src/publishers/http.js')
     expect(await new HttpPublisher({target: url}).publish(events)).toEqual([{ok: true}])
     // no outbox event: dead-lettered at once (HTTP: a 400, the relay fails it)
