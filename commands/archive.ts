@@ -8,7 +8,7 @@ export default class Archive extends OpsCommand {
   static override summary = 'Move published events created before a cutoff to the archive table (or delete them)'
   static override description = `Touches only events that are published, not failed, created before --before (exclusive) and published before now - --min-published-age (exclusive; default 24h), so consumers can still replay recent ones. Unpublished and failed events are never touched. Each batch copies its rows into the archive table and deletes them from the outbox in one transaction: a crash at any moment leaves every event in exactly one of the two tables. --delete purges instead of moving. --to-file appends every row as JSON Lines, synced to disk before its batch commits (after a crash a row may appear twice in the file, never zero times). Times: ISO-8601 with Z or an offset, a bare date (UTC), or a duration meaning ago on the database clock. Without a terminal it needs --yes; --dry-run changes nothing.
 
-Exit codes: 0 done, 2 bad input (nothing changed), an unreachable database, a missing table or a batch rolled back (earlier batches stay committed), 130/143 stopped by SIGINT/SIGTERM after the batch in flight committed.`
+Exit codes: 0 done, 2 bad input or a confirmation answered no (nothing changed), an unreachable database, --timeout reached, a missing table or a batch rolled back (earlier batches stay committed), 130/143 stopped by SIGINT/SIGTERM after the batch in flight committed.`
   static override examples = [
     '<%= config.bin %> archive --before 30d --dry-run',
     '<%= config.bin %> archive --before 30d --yes',

@@ -15,7 +15,9 @@ export default class Chaos extends OutboxCommand {
 
 Without --url it runs on a SQLite file in a temporary directory. With --url it uses PostgreSQL or MySQL/MariaDB, in its own scratch tables (chaos_<random>_*), dropped after each run; OUTBOX_DATABASE_URL and DATABASE_URL are deliberately not read. The broker is one the harness hosts on loopback unless --broker names a real one (RabbitMQ, NATS JetStream or Redis Streams).
 
-Exit 0 only when every invariant held and every step was exercised; 1 otherwise. The broken strategies (--strategy dual-write-*, --consumer naive or ack-first) show what a failure looks like.`
+Exit 0 only when every invariant held and every step was exercised; 1 otherwise. The broken strategies (--strategy dual-write-*, --consumer naive or ack-first) show what a failure looks like.
+
+Exit codes: 0 every invariant held and every step was exercised, 1 a violation or a step not exercised, 2 bad input, an unreachable database or broker, or --timeout reached, 130/143 stopped by SIGINT/SIGTERM (no verdict; the run's scratch tables dropped).`
   static override examples = [
     '<%= config.bin %> chaos',
     '<%= config.bin %> chaos --url postgres://postgres@127.0.0.1:5432/app --junit chaos.xml',
@@ -87,8 +89,12 @@ Exit 0 only when every invariant held and every step was exercised; 1 otherwise.
     })
       .catch((error) => {
         if (!(error instanceof ChaosInterrupted)) throw error
-        process.stderr.write(`outbox: ${error.message}, no verdict; scratch tables dropped. Repeat with --seed ${seed}\n`)
-        return this.exit(Number(process.exitCode ?? SIGNAL_EXIT[stop.received ?? 'SIGTERM']))
+        // 2 after --timeout (it set the code and said why), else 128 + the signal's number
+        const exitCode = Number(process.exitCode ?? SIGNAL_EXIT[stop.received ?? 'SIGTERM'])
+        const line = `${error.message}, no verdict; scratch tables dropped. Repeat with --seed ${seed}`
+        if (json) this.logJson({error: {message: line, exitCode}}) // as any other error: stdout never empty under --json
+        process.stderr.write(`outbox: ${line}\n`)
+        return this.exit(exitCode)
       })
       .finally(() => stop.dispose())
     if (flags.junit) {

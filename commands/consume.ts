@@ -1,8 +1,9 @@
 import {Flags} from '@oclif/core'
-import {OutboxCommand} from '../src/cli/base.js'
+import {hasTimedOut, OutboxCommand} from '../src/cli/base.js'
 import {connectionFlags, duration, positiveInt, tableFlags, tableNamesFrom} from '../src/cli/flags.js'
 import {resolveConnection} from '../src/config.js'
-import {SIGNAL_EXIT, UsageError} from '../src/core/errors.js'
+import {EXIT, SIGNAL_EXIT, UsageError, type StopSignal} from '../src/core/errors.js'
+import type {ConsumeSummary} from '../src/consume/loop.js'
 
 export default class ConsumeCommand extends OutboxCommand {
   static override summary = 'Consume what the relay published: each event applied once through the inbox, acked only after its transaction committed'
@@ -10,7 +11,9 @@ export default class ConsumeCommand extends OutboxCommand {
 
 A handler error gives the message back for another delivery after --retry-delay; at --max-attempts deliveries it is dead-lettered (RabbitMQ: the queue's dead-letter exchange into <queue>.dead-letter; NATS: +TERM; Redis: the stream <stream>:dead; HTTP: a 500, so the relay retries and fails the event after its own --max-attempts). A message that is no outbox event is dead-lettered at once. A database that cannot be reached dead-letters nothing: the message is held until it answers.
 
-Runs until SIGTERM or SIGINT (then the handlers in flight finish and are acked, nothing else is, exit 0), or until --max-events messages were settled (exit 0; a signal before that exits 143/130). Logs go to stderr, the summary to stdout (--json for JSON).`
+Runs until SIGTERM or SIGINT (then the handlers in flight finish and are acked, nothing else is, exit 0), or until --max-events messages were settled: exit 0 when every one was applied (or skipped as a duplicate or stale), 1 when some were dead-lettered, with one line saying how many; a signal before that exits 143/130. Logs go to stderr, the summary to stdout (--json for JSON).
+
+Exit codes: 0 stopped by SIGTERM/SIGINT, or --max-events settled with none dead-lettered, 1 --max-events settled with some dead-lettered, 2 bad input, an unreachable database or broker, a broker connection lost or --timeout reached, 130/143 stopped by SIGINT/SIGTERM before --max-events.`
   static override examples = [
     '<%= config.bin %> consume --url postgres://app@db/app --from amqp://guest:guest@mq:5672 --consumer billing --handler ./billing.js',
     '<%= config.bin %> consume --from nats://127.0.0.1:4222 --stream ORDERS --subject "orders.>" --consumer shipping --handler ./shipping.js --concurrency 4',
@@ -90,11 +93,24 @@ Runs until SIGTERM or SIGINT (then the handlers in flight finish and are acked, 
     }
     const s = summary
     if (!this.jsonEnabled()) process.stdout.write(`consumed ${s.settled} event(s): ${s.applied} applied, ${s.duplicate} duplicate, ${s.stale} stale, ${s.deadLettered} dead-lettered; ${s.retried} handler failure(s) retried\n`)
-    // a signal ends a service normally; with --max-events it means the work was not done
-    if (stop.received && options.maxEvents !== undefined && summary.settled < options.maxEvents) {
+    const exitCode = consumeExit(summary, options.maxEvents, stop.received)
+    if (exitCode !== 0) {
+      if (exitCode === EXIT.check) process.stderr.write(`outbox: ${s.deadLettered} of ${s.settled} message(s) dead-lettered: their handler kept failing, or they were no outbox events (the warnings above say which)\n`)
       if (this.jsonEnabled()) this.logJson(summary)
-      this.exit(SIGNAL_EXIT[stop.received])
+      this.exit(exitCode)
     }
     return summary
   }
+}
+
+/**
+ * A signal ends a service normally (0); with --max-events it means the work was not done
+ * (130/143, or 2 after --timeout, whose line said why). A bounded run that dead-lettered
+ * messages did not apply them all: 1, as relay --once with failed events.
+ */
+function consumeExit(summary: ConsumeSummary, maxEvents: number | undefined, signal: StopSignal | undefined): number {
+  if (hasTimedOut()) return EXIT.usage
+  if (maxEvents === undefined) return EXIT.ok
+  if (signal && summary.settled < maxEvents) return SIGNAL_EXIT[signal]
+  return summary.deadLettered > 0 ? EXIT.check : EXIT.ok
 }

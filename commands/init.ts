@@ -8,7 +8,9 @@ import {resolveTables} from '../src/schema/tables.js'
 
 export default class Init extends OutboxCommand {
   static override summary = 'Print or apply the idempotent DDL for the outbox, inbox and archive tables'
-  static override description = `Without --apply, prints DDL that runs unchanged in psql, mariadb/mysql or sqlite3. With --url and --apply, creates what is missing (dialect from the URL) and reports each object; a second run reports that everything is up to date and changes nothing.`
+  static override description = `Without --apply, prints DDL that runs unchanged in psql, mariadb/mysql or sqlite3. With --url and --apply, creates what is missing (dialect from the URL) and reports each object; a second run reports that everything is up to date and changes nothing.
+
+Exit codes: 0 printed, or applied (created, or up to date already), 2 bad input, an unreachable database, or a statement the database refused.`
   static override examples = [
     '<%= config.bin %> init --dialect postgres',
     '<%= config.bin %> init --dialect mysql --table orders_outbox --no-archive > outbox.sql',

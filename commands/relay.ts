@@ -1,15 +1,17 @@
 import {Flags} from '@oclif/core'
-import {OutboxCommand} from '../src/cli/base.js'
+import {hasTimedOut, OutboxCommand} from '../src/cli/base.js'
 import {backoff, connectionFlags, duration, nonNegativeInt, positiveInt, tableFlags, tableNamesFrom} from '../src/cli/flags.js'
 import {publisherOptions} from '../src/cli/relay/publisher-options.js'
 import {resolveConnection} from '../src/config.js'
-import {UsageError} from '../src/core/errors.js'
+import {EXIT, UsageError} from '../src/core/errors.js'
 
 export default class RelayCommand extends OutboxCommand {
   static override summary = 'Run the relay: claim events, publish them to a broker, mark them, back off and fail after a threshold'
   static override description = `Claims up to --batch events at a time (SKIP LOCKED leases on the database clock), publishes them, marks the acknowledged ones published in one UPDATE, and schedules each failure for a retry with exponential backoff, failing it once it reaches --max-attempts. Run as many relays as you like, on any number of machines: they coordinate through the database only.
 
---once drains what is deliverable now and exits 0 when nothing is left retrying or failed, 1 when events are left retrying (waiting out a backoff) or failed (for CI); events other relays hold at that moment are theirs to report. SIGTERM or SIGINT stops --once too, after the batch in flight, with exit 143 or 130. Without --once it runs until SIGTERM or SIGINT, then finishes the batch in flight, hands back the leases it has not sent, and exits. Logs go to stderr, one line per batch (JSON with --log-format json).`
+--once drains what is deliverable now, for CI and cron. It exits 0 only when nothing it should have delivered is left, and 1 when events are still pending (a failed publish waiting out its backoff; a broker that took nothing, whose events keep their attempts; events an earlier run left) or failed, with one line on stderr saying how many and why. Events another relay holds a live lease on are that relay's to report, and events written after the run started that it never touched are the next run's. SIGTERM or SIGINT stops --once too, after the batch in flight. Without --once it runs until SIGTERM or SIGINT, then finishes the batch in flight, hands back the leases it has not sent, and exits 0. Logs go to stderr, one line per batch (JSON with --log-format json).
+
+Exit codes: 0 done (--once: nothing left pending or failed; without --once: stopped by SIGTERM/SIGINT), 1 --once left events pending or failed, 2 bad input, an unreachable database, a connection lost mid-run or --timeout reached, 130/143 --once stopped by SIGINT/SIGTERM with events left.`
   static override examples = [
     '<%= config.bin %> relay --url postgres://app@db/app --publisher http --target https://events.example.com/ingest',
     '<%= config.bin %> relay --url sqlite:./app.db --publisher stdout --once > events.jsonl',
@@ -33,7 +35,7 @@ export default class RelayCommand extends OutboxCommand {
     ordering: Flags.string({description: 'aggregate: never deliver an event before the older events of its aggregate', options: ['none', 'aggregate'], default: 'none'}),
     poll: duration({description: 'how often an idle relay looks for new events', default: '1s', helpValue: 'DURATION'}),
     listen: Flags.boolean({description: 'PostgreSQL: also wake on the producer NOTIFY (polling stays the source of truth)', default: true, allowNo: true}),
-    once: Flags.boolean({description: 'drain what is deliverable now, then exit (0: nothing left retrying or failed, 1: some are)'}),
+    once: Flags.boolean({description: 'drain what is deliverable now, then exit (0: nothing left pending or failed, 1: some are)'}),
     owner: Flags.string({description: 'lease owner written to lease_owner (default host:pid:random)'}),
     'log-format': Flags.string({description: 'log lines on stderr', options: ['text', 'json'], default: 'text'}),
     quiet: Flags.boolean({description: 'log warnings and errors only, not one line per batch'}),
@@ -85,11 +87,12 @@ export default class RelayCommand extends OutboxCommand {
       metricsPort: flags['metrics-port'],
       metricsHost: flags['metrics-host'],
     })
-    if (result.exitCode !== 0) {
-      if (this.jsonEnabled()) this.logJson(result)
-      else if (result.exitCode === 1) process.stderr.write(`outbox: ${result.backlog?.retrying ?? 0} event(s) left retrying, ${result.backlog?.failed ?? 0} failed. See: outbox status, outbox failed\n`)
-      else process.stderr.write(`outbox: stopped by a signal after the batch in flight; ${result.backlog?.pending ?? 0} event(s) still pending. Run it again to go on\n`)
-      this.exit(result.exitCode)
+    // --timeout stops the run as SIGTERM does, and its own line said why: exit 2, as documented
+    const exitCode = hasTimedOut() ? EXIT.usage : result.exitCode
+    if (exitCode !== 0) {
+      if (this.jsonEnabled()) this.logJson({...result, exitCode})
+      if (result.reason && !hasTimedOut()) process.stderr.write(`outbox: ${result.reason}\n`)
+      this.exit(exitCode)
     }
     return result
   }

@@ -8,7 +8,7 @@ export default class Replay extends OpsCommand {
   static override summary = 'Make events deliverable again (a created_at range, failed events, or ids), keeping their ids'
   static override description = `Clears published_at, failed_at, the lease and last_error and resets attempts to 0; the id stays, so consumers deduplicate a second delivery. The range is created_at from --since (inclusive) to --until (exclusive). Times: ISO-8601 with Z or an offset, a bare date (UTC midnight), or a duration meaning ago on the database clock (30m, 2h, 7d). An event leased by a live relay is skipped and reported, never put in flight twice. --from-archive moves matching rows back from the archive table into the outbox as pending. Runs in batches (--batch), each its own short transaction; progress on stderr. Without a terminal it needs --yes; --dry-run prints the count and a sample and changes nothing.
 
-Exit codes: 0 done (leased rows skipped are reported, not an error), 2 bad input (nothing changed), an unreachable database, a missing table or a batch rolled back (earlier batches stay committed), 130/143 stopped by SIGINT/SIGTERM after the batch in flight committed.`
+Exit codes: 0 done (leased rows skipped are reported, not an error), 2 bad input or a confirmation answered no (nothing changed), an unreachable database, --timeout reached, a missing table or a batch rolled back (earlier batches stay committed), 130/143 stopped by SIGINT/SIGTERM after the batch in flight committed.`
   static override examples = [
     '<%= config.bin %> replay --failed --dry-run',
     '<%= config.bin %> replay --failed --type order.created --yes',

@@ -12,7 +12,7 @@ export default class Verify extends OutboxCommand {
 
 Checks: server version and SKIP LOCKED; READ COMMITTED; N concurrent claimers over M events with no double claim; a second session gets other rows at once (SQLite: waits for the single writer); a lapsed lease is taken over; LIMIT holds (PostgreSQL: with stale statistics); MySQL/MariaDB: the claim's ORDER BY is served by an index and a producer INSERT is not blocked by a claim.
 
-Exit 1 when a check fails, 2 for bad input, an unreachable database or --timeout, 130/143 when stopped by SIGINT/SIGTERM (the scratch table dropped first).`
+Exit codes: 0 every check passed, 1 a check failed (each failure also a line on stderr), 2 bad input, an unreachable database or --timeout reached, 130/143 stopped by SIGINT/SIGTERM (the scratch table dropped first).`
   static override examples = [
     '<%= config.bin %> verify --url postgres://postgres@127.0.0.1:5432/app',
     '<%= config.bin %> verify --url mysql://root@127.0.0.1:3306/app --claimers 8 --events 5000',

@@ -1,12 +1,14 @@
 import {Flags} from '@oclif/core'
 import {duration, positiveInt} from '../../src/cli/flags.js'
-import {SqlCommand, sqlFlags} from '../../src/cli/sql-command.js'
+import {SQL_EXIT_CODES, SqlCommand, sqlFlags} from '../../src/cli/sql-command.js'
 import {claimSql} from '../../src/relay/sql-text.js'
 import {defaultOwner} from '../../src/relay/owner.js'
 
 export default class SqlClaim extends SqlCommand {
   static override summary = "Print the relay's claim statement for a dialect"
-  static override description = `Exactly what the relay runs: at most --batch rows, oldest created_at first, unpublished, not failed, lease absent or lapsed by the database clock, skipping rows other sessions hold. Values are inlined so the output runs as-is in psql, mariadb/mysql or sqlite3 (for MySQL the whole READ COMMITTED transaction); --params prints the statements with their bound parameters.`
+  static override description = `Exactly what the relay runs: at most --batch rows, oldest created_at first, unpublished, not failed, lease absent or lapsed by the database clock, skipping rows other sessions hold. Values are inlined so the output runs as-is in psql, mariadb/mysql or sqlite3 (for MySQL the whole READ COMMITTED transaction); --params prints the statements with their bound parameters.
+
+${SQL_EXIT_CODES}`
   static override examples = [
     '<%= config.bin %> sql claim --dialect postgres',
     '<%= config.bin %> sql claim --dialect mysql --batch 50 --lease 1m --owner relay-1 | mariadb app',

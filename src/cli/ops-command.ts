@@ -67,7 +67,7 @@ export abstract class OpsCommand extends OutboxCommand {
    * The destructive flow: plan (a dry run), print what will be touched, ask on a terminal,
    * then run with progress on stderr. A dry run, or nothing to do, stops after the plan.
    */
-  protected async planConfirmRun<R extends {dryRun: boolean}>(
+  protected async planConfirmRun<R extends {dryRun: boolean; interrupted: boolean}>(
     flags: {yes: boolean; 'dry-run': boolean},
     steps: {
       plan: () => Promise<R>
@@ -91,8 +91,9 @@ export abstract class OpsCommand extends OutboxCommand {
     })
     try {
       const result = await steps.run(plan, progress.update, stop.signal)
-      // not done: a script must not read this as success (--timeout has already set 2)
-      if (stop.received) process.exitCode ??= SIGNAL_EXIT[stop.received]
+      // Not done: a script must not read this as success (--timeout has already set 2). A signal
+      // that came after the last batch stopped nothing: the result and the code both say done.
+      if (result.interrupted && stop.received) process.exitCode ??= SIGNAL_EXIT[stop.received]
       return result
     } finally {
       stop.dispose()

@@ -14,6 +14,9 @@ export const sqlFlags = {
   params: Flags.boolean({description: 'print the parameterised statements the relay binds, with their parameters'}),
 }
 
+/** Every `outbox sql` command prints or refuses: its help ends with this. */
+export const SQL_EXIT_CODES = 'Exit codes: 0 printed, 2 bad input (an unknown dialect, an invalid identifier or value; nothing printed).'
+
 /** --ids of mark-published and release: without it (or empty), two example ids. */
 export const idsFlag = eventIds({description: 'comma-separated event ids (default: two example ids)'})
 const EXAMPLE_IDS = ['00000000-0000-0000-0000-000000000001', '00000000-0000-0000-0000-000000000002']

@@ -233,7 +233,7 @@ function groupRanks(rows: Record<string, unknown>[]): Map<string, {count: number
 }
 
 // Literal, not bound: PostgreSQL and SQLite match the partial pending index only on this text.
-function pendingPredicate() {
+export function pendingPredicate() {
   return sql<SqlBool>`published_at IS NULL AND failed_at IS NULL`
 }
 

@@ -53,8 +53,10 @@ export interface DrainResult {
   retried: number
   failed: number
   batches: number
-  /** the broker took none of the last batch (it looks down): its attempts were given back */
+  /** the broker took none of the last batch that failed (it looks down): its attempts were given back */
   outage?: boolean
+  /** why the last batch with a failure had it: its first error (each event's own is in last_error) */
+  error?: string
 }
 
 const SILENT: RelayLogger = {info() {}, warn() {}, error() {}}
@@ -76,6 +78,11 @@ function add(total: DrainResult, part: DrainResult): void {
   total.retried += part.retried
   total.failed += part.failed
   total.batches += part.batches
+  // what --once reports as the reason events are left: the latest failure, and whether it was an outage
+  if (part.error !== undefined) {
+    total.error = part.error
+    total.outage = part.outage
+  }
 }
 
 export class Relay {
@@ -267,7 +274,7 @@ export class Relay {
       ms: Math.round(ms * 10) / 10,
       error: reason === undefined ? undefined : clip(reason, 200),
     })
-    return outcome
+    return reason === undefined ? outcome : {...outcome, error: clip(reason, 300)}
   }
 
   /** The publisher's results, one per event; a publisher that throws fails the whole call (retryably). */

@@ -1,15 +1,16 @@
 // `outbox relay` as a library call: open the database and the publisher, run the relay
 // (once, or until SIGTERM/SIGINT), serve metrics, and close everything on the way out.
 import type {TableNames} from '../../dialects/index.js'
-import {SIGNAL_EXIT} from '../core/errors.js'
 import {onStopSignals, type StopSignals} from '../core/stop-signals.js'
 import {describeDbError, openDb, type Db} from '../db/index.js'
 import {redactUrl} from '../core/redact.js'
 import {createPublisher, type PublisherName, type PublisherOptionsByName} from '../publishers/index.js'
 import type {Publisher} from '../publishers/types.js'
-import {relayBacklog, type Backlog} from './backlog.js'
+import {databaseNow} from '../ops/query.js'
+import {relayBacklog, undelivered, type Backlog, type Undelivered} from './backlog.js'
 import {createLogger, type LogFormat} from './logger.js'
 import {serveMetrics, type MetricsServer} from './metrics-server.js'
+import {onceVerdict} from './once.js'
 import {Relay, type DrainResult, type RelayOptions} from './relay.js'
 
 export interface RelayServiceOptions<N extends PublisherName = PublisherName> {
@@ -31,7 +32,11 @@ export interface RelayServiceOptions<N extends PublisherName = PublisherName> {
 export interface RelayServiceResult extends DrainResult {
   /** what is left in the outbox afterwards (always read for --once) */
   backlog?: Backlog
-  /** 0 done, 1 events left retrying or failed (--once), 130/143 stopped by SIGINT/SIGTERM (--once) */
+  /** --once: events the run should have delivered that are still pending (see undelivered()) */
+  undelivered?: number
+  /** --once, exit code not 0: how many events are left and why, one line */
+  reason?: string
+  /** 0 done; --once: 1 events left pending or failed, 130/143 stopped by SIGINT/SIGTERM with events left */
   exitCode: number
 }
 
@@ -77,15 +82,13 @@ export async function runRelayService(options: RelayServiceOptions): Promise<Rel
     if (options.once) {
       // a deploy or a cancelled CI job stops --once too: the batch in flight finishes, the rest is handed back
       const stop = stopOnSignals(relay, logger, stopSignals)
-      const result = await relay.drainOnce().catch((error) => {
+      const {result, backlog, left} = await drainAndCount(relay, db, options.tables).catch((error) => {
         throw describeDbError(error, options.url, {table})
       })
-      const backlog = await relayBacklog(db, options.tables)
-      // Events other relays hold right now are theirs to report; ours is what is left retrying or failed.
-      const stopped = stop.received
-      const exitCode = stopped ? SIGNAL_EXIT[stopped] : backlog.retrying === 0 && backlog.failed === 0 ? 0 : 1
-      logger.info('drained', {...result, pending: backlog.pending, retrying: backlog.retrying, in_flight: backlog.inFlight, failed_total: backlog.failed})
-      return {...result, backlog, exitCode}
+      // Events other relays hold right now are theirs to report; ours is every other pending one, and the failed.
+      const verdict = onceVerdict({drain: result, left, failed: backlog.failed, stopped: stop.received, target: options.target})
+      logger.info('drained', {...result, pending: backlog.pending, undelivered: left.total, retrying: backlog.retrying, in_flight: backlog.inFlight, failed_total: backlog.failed})
+      return {...result, backlog, undelivered: left.total, ...verdict}
     }
     await runUntilSignal(relay, logger, stopSignals)
     const m = relay.metrics
@@ -97,6 +100,13 @@ export async function runRelayService(options: RelayServiceOptions): Promise<Rel
     await publisher?.close().catch(() => {})
     await closeDb(db)
   }
+}
+
+/** --once: the drain, then what is left, and of that what this run should have delivered (events written before it began, by the database clock, or attempted). */
+async function drainAndCount(relay: Relay, db: Db, names: TableNames): Promise<{result: DrainResult; backlog: Backlog; left: Undelivered}> {
+  const startedAt = await databaseNow(db)
+  const result = await relay.drainOnce()
+  return {result, backlog: await relayBacklog(db, names), left: await undelivered(db, names, startedAt)}
 }
 
 /** First SIGTERM/SIGINT: graceful stop. A second one: exit now (leases lapse on their own). */

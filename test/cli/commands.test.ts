@@ -58,6 +58,62 @@ describe('outbox sql claim, both styles', () => {
   }
 })
 
+describe('outbox sql mark-published, retry, release: exit 0 with the statement on stdout', () => {
+  const id = '0190c3c2-6c1a-7b9e-8d2f-3a4b5c6d7e8f'
+  for (const args of [
+    ['sql', 'mark-published', '--dialect', 'postgres', '--ids', id],
+    ['sql', 'retry', '--dialect', 'mysql', '--owner', 'relay-1', '--id', id, '--error', 'HTTP 503'],
+    ['sql', 'release', '--dialect', 'sqlite', '--owner', 'relay-1', '--ids', id],
+  ]) {
+    it(args.slice(0, 2).join(' '), () => {
+      const r = run(args)
+      expect(r.stderr).toBe('')
+      expect(r.status).toBe(0)
+      expect(r.stdout).toMatch(/^UPDATE /m)
+      expect(r.stdout).toContain(id)
+    })
+  }
+})
+
+// What scripts may rely on: a change here is a change of the contract (README's table too).
+// Each code has its own test in the command's file (test/cli, test/ops, test/consume, test/chaos, test/dialects).
+describe('every command states its exit codes in --help', () => {
+  const EXIT_CODES: Record<string, string[]> = {
+    init: ['0', '2'],
+    'sql:claim': ['0', '2'],
+    'sql:mark-published': ['0', '2'],
+    'sql:retry': ['0', '2'],
+    'sql:release': ['0', '2'],
+    verify: ['0', '1', '2', '130/143'],
+    relay: ['0', '1', '2', '130/143'],
+    consume: ['0', '1', '2', '130/143'],
+    status: ['0', '1', '2'],
+    failed: ['0', '2'],
+    'failed:show': ['0', '2'],
+    replay: ['0', '2', '130/143'],
+    archive: ['0', '2', '130/143'],
+    chaos: ['0', '1', '2', '130/143'],
+    config: ['0', '2'],
+    version: ['0', '2'],
+  }
+  const manifest = JSON.parse(readFileSync(join(root, 'oclif.manifest.json'), 'utf8')) as {commands: Record<string, {description?: string}>}
+
+  it('every command in the manifest has its codes here', () => {
+    expect(Object.keys(EXIT_CODES).sort()).toEqual(Object.keys(manifest.commands).sort())
+  })
+
+  for (const [id, codes] of Object.entries(EXIT_CODES)) {
+    it(`${id}: ${codes.join(', ')}`, () => {
+      const line = /^Exit codes: (.*)$/m.exec(manifest.commands[id].description ?? '')?.[1]
+      expect(line, `outbox ${id.replace(':', ' ')} --help has no "Exit codes:" line`).toBeDefined()
+      expect([...line!.matchAll(/(?:^|, )(\d+(?:\/\d+)?) /g)].map((m) => m[1])).toEqual(codes)
+      const help = run([...id.split(':'), '--help'])
+      expect(help.status).toBe(0)
+      expect(help.stdout).toContain('Exit codes: 0 ')
+    })
+  }
+})
+
 describe('outbox init --url --apply, twice', () => {
   for (const target of matrix) {
     it.skipIf(!target.available)(`${target.dialect}: creates, then reports up to date and changes nothing`, async () => {

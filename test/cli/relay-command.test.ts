@@ -8,9 +8,11 @@ import type {AddressInfo} from 'node:net'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {raw, sql, type TableNames} from '../../dialects/index.js'
 import type {Db} from '../../src/db/index.js'
+import {broker, uniqueName} from '../helpers/brokers.js'
 import {count, seedEvents} from '../helpers/events.js'
+import {TcpProxy} from '../helpers/proxy.js'
 import {until} from '../helpers/publishers.js'
-import {targets} from '../helpers/targets.js'
+import {PG_URL, targets} from '../helpers/targets.js'
 import {closeTables, openTables} from '../helpers/tables.js'
 
 const BIN = new URL('../../bin/run.js', import.meta.url).pathname
@@ -143,6 +145,24 @@ describe('outbox relay (sqlite)', () => {
     expect(await count(db, names, 'published_at IS NULL AND lease_owner IS NOT NULL')).toBe(0)
   })
 
+  it('--timeout stops --once as SIGTERM does, but exits 2, as documented', async () => {
+    await db.execute(sql`DELETE FROM ${raw(db.dialect.render.table(names, 'outbox'))}`)
+    await seedEvents(db, names, {count: 100})
+    const slow = createServer((req, res) => {
+      req.resume()
+      req.on('end', () => setTimeout(() => res.writeHead(200).end(), 200))
+    })
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/events`
+    const run = await start([...base(), '--publisher', 'http', '--target', url, '--batch', '1', '--once', '--timeout', '4s']).done
+    await new Promise<void>((resolve) => (slow.closeAllConnections(), slow.close(() => resolve())))
+    expect(run.code, run.stderr).toBe(2)
+    expect(run.stderr).toMatch(/^outbox: timed out after 4s/m)
+    // stopped the graceful way, mid-drain (not before the relay began)
+    expect(run.stderr).toContain('SIGTERM: stopping after the batch in flight')
+    expect(await count(db, names, 'published_at IS NULL AND lease_owner IS NOT NULL')).toBe(0)
+  })
+
   it('--once exits 1 when events are left retrying (in backoff)', async () => {
     await db.execute(sql`DELETE FROM ${raw(db.dialect.render.table(names, 'outbox'))}`)
     const ids = await seedEvents(db, names, {count: 3})
@@ -150,7 +170,7 @@ describe('outbox relay (sqlite)', () => {
     const run = await start([...base(), '--publisher', 'http', '--target', r.url, '--once', '--backoff', '1m..1m']).done
     await r.close()
     expect(run.code).toBe(1)
-    expect(run.stderr).toContain('outbox: 1 event(s) left retrying, 0 failed')
+    expect(verdict(run)).toMatch(/^outbox: 1 event\(s\) still pending: publishing failed \(HTTP 503.*\); they are retried after a backoff\. See: outbox status$/)
     // the batch line says why, not only how many
     expect(run.stderr).toMatch(/ info +batch claimed=3 published=2 retried=1 .*error="?HTTP 503/)
     expect(await count(db, names, 'published_at IS NOT NULL')).toBe(2)
@@ -215,5 +235,125 @@ describe('outbox relay (sqlite)', () => {
       expect(run.stderr).toMatch(/^outbox: /)
     }
     expect(await count(db, names, 'published_at IS NULL AND attempts = 0')).toBe(1)
+  })
+
+  // --once is a CI gate: any event the run should have delivered and did not is exit 1, with one
+  // line saying how many and why; an outage (the broker took nothing, attempts given back) too.
+  const fresh = async (n: number) => {
+    await db.execute(sql`DELETE FROM ${raw(db.dialect.render.table(names, 'outbox'))}`)
+    return seedEvents(db, names, {count: n})
+  }
+
+  it('amqp with nothing listening: exit 1, "3 event(s) still pending" and why, attempts kept', async () => {
+    await fresh(3)
+    const run = await start([...base(), '--publisher', 'amqp', '--target', 'amqp://guest:guest@127.0.0.1:5999', '--once']).done
+    expect(run.code, run.stderr).toBe(1)
+    expect(verdict(run)).toMatch(/^outbox: 3 event\(s\) still pending: the broker at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:5999 took none of the last batch \(.*ECONNREFUSED 127\.0\.0\.1:5999\); their attempts were given back\. See: outbox status$/)
+    expect(run.stderr).not.toContain('guest:guest') // the password
+    expect(await count(db, names, 'published_at IS NULL AND attempts = 0')).toBe(3)
+  })
+
+  it('--json says the same as the exit code: exitCode 1, undelivered 3, the reason', async () => {
+    await fresh(3)
+    const run = await start([...base(), '--publisher', 'amqp', '--target', 'amqp://127.0.0.1:5999', '--once', '--json']).done
+    expect(run.code, run.stderr).toBe(1)
+    expect(JSON.parse(run.stdout)).toMatchObject({exitCode: 1, published: 0, undelivered: 3, reason: expect.stringContaining('ECONNREFUSED')})
+  })
+
+  it('a second run while those events wait out the outage backoff: exit 1 too', async () => {
+    await fresh(2)
+    const gone = await receiver() // a free port, closed again: nothing listens there
+    await gone.close()
+    const args = [...base(), '--publisher', 'http', '--target', gone.url, '--once', '--backoff', '1m..1m']
+    const first = await start(args).done
+    expect(first.code, first.stderr).toBe(1)
+    expect(verdict(first)).toMatch(new RegExp(`^outbox: 2 event\\(s\\) still pending: the broker at ${gone.url} took none of the last batch \\(.*ECONNREFUSED`))
+    const second = await start(args).done
+    expect(second.code, second.stderr).toBe(1)
+    expect(verdict(second)).toBe('outbox: 2 event(s) still pending: waiting out the backoff of an earlier attempt. See: outbox status')
+  })
+
+  it('an http receiver answering 503 to everything: exit 1, the status in the line', async () => {
+    await fresh(4)
+    const r = await receiver(() => 503)
+    const run = await start([...base(), '--publisher', 'http', '--target', r.url, '--once', '--backoff', '1m..1m']).done
+    await r.close()
+    expect(run.code, run.stderr).toBe(1)
+    expect(verdict(run)).toMatch(/^outbox: 4 event\(s\) still pending: .*HTTP 503/)
+    expect(await count(db, names, 'published_at IS NOT NULL')).toBe(0)
+  })
+
+  it('exit 0 once the receiver takes them all: nothing pending, nothing failed', async () => {
+    await fresh(4)
+    const r = await receiver(() => 200)
+    const run = await start([...base(), '--publisher', 'http', '--target', r.url, '--once', '--json']).done
+    await r.close()
+    expect(run.code, run.stderr).toBe(0)
+    expect(JSON.parse(run.stdout)).toMatchObject({exitCode: 0, published: 4, undelivered: 0})
+  })
+})
+
+/** the last line on stderr, where the verdict is */
+const verdict = (run: Run) => run.stderr.trim().split('\n').at(-1)
+
+const rabbit = await broker('amqp')
+describe.skipIf(!rabbit.available)('outbox relay --once to RabbitMQ', () => {
+  let db: Db
+  let names: TableNames
+  const exchange = uniqueName('outbox_rc')
+  let channel: {deleteExchange(name: string): Promise<unknown>; connection: {close(): Promise<void>}}
+  beforeAll(async () => {
+    ;({db, names} = await openTables(sqliteTarget.url, 'rcq', {inbox: false, archive: false}))
+    // a queue bound to the exchange: the publisher retries what no queue would take
+    const amqp = (await import('amqplib')).default
+    const ch = await (await amqp.connect(rabbit.url)).createChannel()
+    await ch.assertExchange(exchange, 'topic', {durable: true})
+    const {queue} = await ch.assertQueue('', {exclusive: true})
+    await ch.bindQueue(queue, exchange, '#')
+    channel = ch
+  })
+  afterAll(async () => {
+    await channel?.deleteExchange(exchange)
+    await channel?.connection.close()
+    await closeTables(db, names)
+  })
+
+  it('the broker up: exit 0; the same events to a port with nothing on it: exit 1', async () => {
+    await seedEvents(db, names, {count: 3})
+    const up = await start(['--url', sqliteTarget.url, '--table', names.outbox, '--publisher', 'amqp', '--target', rabbit.url, '--exchange', exchange, '--once']).done
+    expect(up.code, up.stderr).toBe(0)
+    await seedEvents(db, names, {count: 3, base: new Date()})
+    const down = await start(['--url', sqliteTarget.url, '--table', names.outbox, '--publisher', 'amqp', '--target', 'amqp://guest:guest@127.0.0.1:5999', '--exchange', exchange, '--once']).done
+    expect(down.code, down.stderr).toBe(1)
+    expect(await count(db, names, 'published_at IS NULL')).toBe(3)
+  })
+})
+
+const pg = matrix.find((t) => t.dialect === 'postgres')!
+describe.skipIf(!pg.available)('outbox relay --once when the database goes away mid-run', () => {
+  let db: Db
+  let names: TableNames
+  beforeAll(async () => {
+    ;({db, names} = await openTables(PG_URL, 'rcd', {inbox: false, archive: false}))
+  })
+  afterAll(() => closeTables(db, names))
+
+  it('exit 2 with one line: the connection was lost, nothing reported as done', async () => {
+    await seedEvents(db, names, {count: 6})
+    const u = new URL(PG_URL)
+    const proxy = new TcpProxy(u.hostname, Number(u.port) || 5432)
+    await proxy.up()
+    u.hostname = '127.0.0.1'
+    u.port = String(proxy.port)
+    // the first request cuts the database off, then is answered: the mark cannot be written
+    const r = await receiver(() => {
+      void proxy.down()
+      return 200
+    })
+    const run = await start(['--url', u.toString(), '--table', names.outbox, '--publisher', 'http', '--target', r.url, '--batch', '2', '--once']).done
+    await r.close()
+    await proxy.down()
+    expect(run.code, run.stderr).toBe(2)
+    expect(verdict(run)).toMatch(/^outbox: (lost the connection to|cannot reach) the database/)
   })
 })

@@ -138,12 +138,18 @@ for (const name of ['amqp', 'nats', 'redis'] as BrokerName[]) {
   })
 }
 
+/** consume --from http:// on a free port, once it listens, with the URL to POST to */
+async function httpConsumer(consumer: string, maxEvents: number, handlerDelayMs = 0) {
+  const run = cliAsync(['consume', ...dbFlags(), '--from', 'http://127.0.0.1:0/events', '--consumer', consumer, '--handler', handler, '--max-events', String(maxEvents)], env(handlerDelayMs))
+  let url = ''
+  await until(() => Boolean((url = /listening url=(\S+)/.exec(run.output().stderr)?.[1] ?? '')), 30_000, 'the receiver to listen')
+  return {run, url}
+}
+
 describe('outbox consume --from http://', () => {
   it('listens where --from says, applies what the relay POSTs, exits 0 after --max-events', async () => {
     const events = claimed(5, tag())
-    const run = cliAsync(['consume', ...dbFlags(), '--from', 'http://127.0.0.1:0/events', '--consumer', 'cli-http', '--handler', handler, '--max-events', '5'], env())
-    let url = ''
-    await until(() => Boolean((url = /listening url=(\S+)/.exec(run.output().stderr)?.[1] ?? '')), 30_000, 'the receiver to listen')
+    const {run, url} = await httpConsumer('cli-http', 5)
     const {HttpPublisher} = await import('../../src/publishers/http.js')
     expect(await new HttpPublisher({target: url, mode: 'binary'}).publish(events)).toEqual(events.map(() => ({ok: true})))
     const done = await run.done
@@ -154,9 +160,7 @@ describe('outbox consume --from http://', () => {
 
   it('SIGTERM before --max-events: the events in flight finish, exit 143, the summary says how far it got', async () => {
     const events = claimed(2, tag())
-    const run = cliAsync(['consume', ...dbFlags(), '--from', 'http://127.0.0.1:0/events', '--consumer', 'cli-http-term', '--handler', handler, '--max-events', '5'], env(300))
-    let url = ''
-    await until(() => Boolean((url = /listening url=(\S+)/.exec(run.output().stderr)?.[1] ?? '')), 30_000, 'the receiver to listen')
+    const {run, url} = await httpConsumer('cli-http-term', 5, 300)
     const {HttpPublisher} = await import('../../src/publishers/http.js')
     const publisher = new HttpPublisher({target: url, concurrency: 2})
     const sent = publisher.publish(events)
@@ -167,5 +171,27 @@ describe('outbox consume --from http://', () => {
     expect(done.status, done.stderr).toBe(143)
     expect(done.stdout).toBe('consumed 2 event(s): 2 applied, 0 duplicate, 0 stale, 0 dead-lettered; 0 handler failure(s) retried\n')
     expect(exactlyOnce(await fx.counts(), events.map((e) => e.id))).toEqual({missing: [], repeated: []})
+  })
+})
+
+describe('outbox consume: exit codes that say the work was not done', () => {
+  it('--max-events settled with one message dead-lettered: exit 1, one line saying how many', async () => {
+    const events = claimed(1, tag())
+    const {run, url} = await httpConsumer('cli-http-dead', 2)
+    const {HttpPublisher} = await import('../../src/publishers/http.js')
+    expect(await new HttpPublisher({target: url}).publish(events)).toEqual([{ok: true}])
+    // no outbox event: dead-lettered at once (HTTP: a 400, the relay fails it)
+    expect((await fetch(url, {method: 'POST', headers: {'content-type': 'application/json'}, body: '{"hello":1}'})).status).toBe(400)
+    const done = await run.done
+    expect(done.status, done.stderr).toBe(1)
+    expect(done.stdout).toBe('consumed 2 event(s): 1 applied, 0 duplicate, 0 stale, 1 dead-lettered; 0 handler failure(s) retried\n')
+    expect(done.stderr.trim().split('\n').at(-1)).toMatch(/^outbox: 1 of 2 message\(s\) dead-lettered: /)
+  })
+
+  it('a broker it cannot reach: exit 2, one line, no password', () => {
+    const r = cli(['consume', ...dbFlags(), '--from', 'amqp://guest:Sup3rS3cret@127.0.0.1:5999', '--consumer', 'cli-nobroker', '--handler', handler], {env: env()})
+    expect(r.status, r.stderr).toBe(2)
+    expect(r.stderr.trim().split('\n').at(-1)).toMatch(/^outbox: cannot reach RabbitMQ at amqp:\/\/guest:\*\*\*@127\.0\.0\.1:5999/)
+    expect(r.stderr).not.toContain('Sup3rS3cret')
   })
 })

@@ -4,6 +4,8 @@ import {afterAll, beforeAll, beforeEach, describe, expect, it} from 'vitest'
 import {raw, sql, type TableNames} from '../../dialects/index.js'
 import {Consumer} from '../../src/consumer.js'
 import {openDb, type Db} from '../../src/db/index.js'
+import {databaseNow} from '../../src/ops/query.js'
+import {undelivered} from '../../src/relay/backlog.js'
 import {Relay, type RelayOptions} from '../../src/relay/relay.js'
 import {count, seedEvents} from '../helpers/events.js'
 import {gate, RecordingPublisher, sleep, until} from '../helpers/publishers.js'
@@ -53,6 +55,22 @@ for (const target of matrix) {
       // the payload is the stored JSON text
       expect(JSON.parse(publisher.sent[3].payload)).toEqual({n: 3})
       expect(await relay({publisher}).drainOnce()).toEqual({published: 0, retried: 0, failed: 0, batches: 0})
+    })
+
+    it('undelivered(): what relay --once should have delivered, on the database clock', async () => {
+      const now = await databaseNow(db)
+      const before = await seedEvents(db, names, {count: 3, base: new Date(now.getTime() - 60_000)})
+      const during = await seedEvents(db, names, {count: 2, base: new Date(now.getTime() + 60_000)})
+      const table = raw(db.dialect.render.table(names, 'outbox'))
+      const inAMinute = db.dialect.render.timeParam(new Date(now.getTime() + 60_000))
+      // before[0]: another relay holds a live lease (theirs to report); before[1], during[0]: wait out a backoff
+      await db.execute(sql`UPDATE ${table} SET lease_owner = 'other', lease_until = ${inAMinute}, attempts = 1 WHERE id = ${before[0]}`)
+      for (const id of [before[1], during[0]]) await db.execute(sql`UPDATE ${table} SET lease_until = ${inAMinute}, attempts = 1 WHERE id = ${id}`)
+      // ours: before[1] and before[2] (written before the run), during[0] (attempted); during[1] is the next run's
+      expect(await undelivered(db, names, now)).toEqual({total: 3, waiting: 2})
+      await db.execute(sql`UPDATE ${table} SET published_at = ${inAMinute} WHERE id = ${before[2]}`)
+      await db.execute(sql`UPDATE ${table} SET failed_at = ${inAMinute} WHERE id = ${before[1]}`)
+      expect(await undelivered(db, names, now)).toEqual({total: 1, waiting: 1})
     })
 
     it('4 concurrent relays (own connections, concurrency 2 each) deliver every event exactly once', async () => {
@@ -105,7 +123,7 @@ for (const target of matrix) {
       const [id] = await seedEvents(db, names, {count: 1})
       const publisher = new RecordingPublisher(() => ({ok: false, error: 'HTTP 503'}))
       const r1 = await relay({publisher, backoff: {baseMs: 60_000, capMs: 60_000}}).drainOnce()
-      expect(r1).toEqual({published: 0, retried: 1, failed: 0, batches: 1})
+      expect(r1).toEqual({published: 0, retried: 1, failed: 0, batches: 1, outage: false, error: 'HTTP 503'})
       const r = await row(id)
       expect(r.lease_owner).toBeNull()
       expect(r.failed_at).toBeNull()
@@ -196,7 +214,7 @@ for (const target of matrix) {
       const taken = new RecordingPublisher(async () => ({ok: true}))
       await relay({publisher: taken, owner: 'new'}).drainOnce()
       hold.open()
-      expect(await first).toEqual({published: 0, retried: 0, failed: 0, batches: 1})
+      expect(await first).toEqual({published: 0, retried: 0, failed: 0, batches: 1, outage: false, error: 'late failure'})
       const r = await row(id)
       expect(r.published_at).not.toBeNull()
       expect(r.failed_at).toBeNull()

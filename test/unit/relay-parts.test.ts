@@ -10,6 +10,7 @@ import {backoffDelay} from '../../src/relay/backoff.js'
 import type {ClaimedEvent} from '../../src/relay/claim.js'
 import {createLogger} from '../../src/relay/logger.js'
 import {RelayMetrics} from '../../src/relay/metrics.js'
+import {onceVerdict} from '../../src/relay/once.js'
 
 const event: ClaimedEvent = {
   id: '0190c3c2-0000-7000-8000-000000000001',
@@ -100,5 +101,35 @@ describe('metrics and logs', () => {
     expect(JSON.parse(json)).toMatchObject({level: 'info', msg: 'batch', claimed: 3, published: 3})
     expect(extra).toBeUndefined()
     expect(out).not.toContain('pa55word')
+  })
+})
+
+describe('relay --once verdict', () => {
+  const drain = {published: 0, retried: 0, failed: 0, batches: 0}
+  const none = {total: 0, waiting: 0}
+  it('0 only when nothing is left pending and nothing failed; a signal that stopped nothing changes nothing', () => {
+    expect(onceVerdict({drain, left: none, failed: 0})).toEqual({exitCode: 0})
+    expect(onceVerdict({drain, left: none, failed: 0, stopped: 'SIGTERM'})).toEqual({exitCode: 0})
+    expect(onceVerdict({drain, left: none, failed: 2}).exitCode).toBe(1)
+    expect(onceVerdict({drain, left: {total: 1, waiting: 0}, failed: 0}).exitCode).toBe(1)
+  })
+  it('a signal with events left: 128 + its number', () => {
+    expect(onceVerdict({drain, left: {total: 5, waiting: 0}, failed: 0, stopped: 'SIGINT'})).toEqual({
+      exitCode: 130,
+      reason: 'stopped by a signal after the batch in flight; 5 event(s) still pending. Run it again to go on',
+    })
+  })
+  it('says how many and why: an outage (target masked), a failed publish, a backoff from before, failed events', () => {
+    const left = {total: 3, waiting: 3}
+    const outage = {...drain, retried: 3, batches: 1, outage: true, error: 'amqp connect: connect ECONNREFUSED 127.0.0.1:5999'}
+    expect(onceVerdict({drain: outage, left, failed: 0, target: 'amqp://u:pw@127.0.0.1:5999'}).reason).toBe(
+      '3 event(s) still pending: the broker at amqp://u:***@127.0.0.1:5999 took none of the last batch (amqp connect: connect ECONNREFUSED 127.0.0.1:5999); their attempts were given back. See: outbox status',
+    )
+    const refused = {...drain, retried: 2, failed: 1, batches: 1, outage: false, error: 'HTTP 503 Service Unavailable'}
+    expect(onceVerdict({drain: refused, left: {total: 2, waiting: 2}, failed: 1}).reason).toBe(
+      '2 event(s) still pending, 1 failed: publishing failed (HTTP 503 Service Unavailable); they are retried after a backoff. See: outbox status, outbox failed',
+    )
+    expect(onceVerdict({drain, left, failed: 0}).reason).toBe('3 event(s) still pending: waiting out the backoff of an earlier attempt. See: outbox status')
+    expect(onceVerdict({drain, left: none, failed: 4}).reason).toBe('4 event(s) failed: they failed earlier; outbox replay --failed sends them again. See: outbox status, outbox failed')
   })
 })
