@@ -75,7 +75,11 @@ export function parseNetworkUrl(url: string): NetworkUrl {
 /** A port from the URL or its `port=` parameter: 1 to 65535. */
 export function urlPort(text: string, url: string): number {
   const port = /^\d+$/.test(text) ? Number(text) : NaN
-  if (!Number.isInteger(port)) throw new UsageError(`malformed database URL ${JSON.stringify(redactUrl(url))}: port ${JSON.stringify(text)}`, 'Use a port from 1 to 65535')
+  // the text is not echoed: in postgres://app:pa?ss@host the "port" is the password cut short by
+  // its unencoded '?', '#' or '/'
+  if (!Number.isInteger(port)) {
+    throw new UsageError(`malformed database URL ${JSON.stringify(redactUrl(url))}: the port is not a number`, 'Use a port from 1 to 65535, and percent-encode ?, # and / in a password (%3F, %23, %2F)')
+  }
   if (port < 1 || port > 65535) throw new UsageError(`database URL port ${port} is out of range`, 'Use a port from 1 to 65535')
   return port
 }

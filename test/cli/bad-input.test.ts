@@ -61,7 +61,8 @@ const connecting: [string, string[]][] = [
 const cases: Case[] = [
   ...connecting.flatMap(([cmd, extra]): Case[] => [
     [`${cmd}: unknown URL scheme`, () => [cmd, '--url', 'oracle://h/db', ...extra], /unsupported database URL/],
-    [`${cmd}: URL without host`, () => [cmd, '--url', 'postgres:///db', ...extra], /no host|malformed/],
+    // postgres:///db is the local socket (libpq's meaning) since sockets are supported
+    [`${cmd}: URL with several hosts`, () => [cmd, '--url', 'postgres://h1,h2/db', ...extra], /names several hosts/],
     [`${cmd}: unreachable port, password not echoed`, () => [cmd, '--url', `postgres://app:${SECRET}@127.0.0.1:1/db`, ...extra], /cannot reach/],
     [`${cmd}: a password with an unencoded @, not echoed`, () => [cmd, '--url', `postgres://app:${SECRET}@x@127.0.0.1:1/db`, ...extra], /cannot reach|malformed/],
     [`${cmd}: a password with an unencoded ?, not echoed`, () => [cmd, '--url', `postgres://app:${SECRET}?x@127.0.0.1:1/db`, ...extra], /cannot reach|malformed/],
