@@ -6,6 +6,9 @@ import {UsageError} from '../src/core/errors.js'
 import {applyInit, initPlan, renderInitScript, type InitResult} from '../src/schema/init.js'
 import {resolveTables} from '../src/schema/tables.js'
 
+/** `--json`: what --apply did, or the printed script (schemas/output/init.schema.json). */
+export type InitOutput = InitResult | {dialect: string; sql: string}
+
 export default class Init extends OutboxCommand {
   static override summary = 'Print or apply the idempotent DDL for the outbox, inbox and archive tables'
   static override description = `Without --apply, prints DDL that runs unchanged in psql, mariadb/mysql or sqlite3. With --url and --apply, creates what is missing (dialect from the URL) and reports each object; a second run reports that everything is up to date and changes nothing.
@@ -27,7 +30,7 @@ Exit codes: 0 printed, or applied (created, or up to date already), 2 bad input,
     archive: Flags.boolean({description: 'include the archive table', default: true, allowNo: true}),
   }
 
-  async run(): Promise<InitResult | {dialect: string; sql: string}> {
+  async run(): Promise<InitOutput> {
     const {flags} = await this.parse(Init)
     const options = {inbox: flags.inbox, archive: flags.archive}
     if (!flags.apply) {

@@ -5,6 +5,9 @@ import {UsageError} from '../src/core/errors.js'
 import {checkThresholds, type Breach, type Thresholds} from '../src/ops/thresholds.js'
 import type {StatusReport} from '../src/ops/status.js'
 
+/** `--json` (schemas/output/status.schema.json). */
+export type StatusOutput = StatusReport & {breaches: Breach[]}
+
 export default class Status extends OpsCommand {
   static override summary = 'Show the backlog, failures and end-to-end latency; exit 1 when a threshold is breached'
   static override description = `Every figure comes from the database clock:
@@ -47,7 +50,7 @@ Exit codes: 0 all within limits, 1 a threshold breached, 2 bad input, an unreach
     return this.argv.some((a) => a === '--watch' || a.startsWith('--watch=')) ? undefined : super.defaultTimeout()
   }
 
-  async run(): Promise<StatusReport & {breaches: Breach[]}> {
+  async run(): Promise<StatusOutput> {
     const {flags, raw} = await this.parse(Status)
     const thresholds: Thresholds = {
       maxPending: flags['max-pending'],

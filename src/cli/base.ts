@@ -25,6 +25,11 @@ function givenConfig(argv: readonly string[]): string | undefined {
   return argv[i].includes('=') ? argv[i].slice('--config='.length) : argv[i + 1]
 }
 
+/** What every command prints with --json when it fails (schemas/output/error.schema.json). */
+export interface ErrorOutput {
+  error: {message: string; exitCode: number}
+}
+
 interface OclifError {
   oclif?: {exit?: number}
   code?: string

@@ -80,7 +80,7 @@ export abstract class OpsCommand extends OutboxCommand {
   ): Promise<R> {
     const plan = await steps.plan()
     const n = steps.count(plan)
-    if (flags['dry-run'] || n === 0) return {...plan, dryRun: flags['dry-run']}
+    if (flags['dry-run'] || n === 0) return {...plan, dryRun: Boolean(flags['dry-run'])}
     process.stderr.write(`${steps.announce(plan)}\n`)
     if (!(await this.confirm(flags, steps.question(plan)))) throw new UsageError('cancelled', 'Nothing changed')
     const {progressLine} = await import('../render/progress.js')

@@ -25,6 +25,12 @@ export function idsOrExamples(ids: readonly string[] | undefined): string[] {
   return ids ? [...ids] : EXAMPLE_IDS
 }
 
+/** What `outbox sql ... --json` prints (schemas/output/sql.schema.json). */
+export interface SqlOutput {
+  dialect: string
+  statements: PrintedStatement[]
+}
+
 export abstract class SqlCommand extends OutboxCommand {
   static override enableJsonFlag = true
 
@@ -37,7 +43,7 @@ export abstract class SqlCommand extends OutboxCommand {
     return {dialect, names: resolveTables(tableNamesFrom(flags), dialect)}
   }
 
-  protected emit(dialect: Dialect, statements: PrintedStatement[]) {
+  protected emit(dialect: Dialect, statements: PrintedStatement[]): SqlOutput {
     if (!this.jsonEnabled()) process.stdout.write(renderStatements(statements))
     return {dialect: dialect.name, statements}
   }

@@ -16,7 +16,7 @@ export interface Backlog {
   inFlight: number
   failed: number
   /** age of the oldest pending event by the database clock; null when there is none */
-  oldestPendingSeconds: number | null
+  oldestPendingAgeSeconds: number | null
 }
 
 /** The status report over the last minute (metrics also render its latency quantiles). */
@@ -26,7 +26,7 @@ export function relayStatus(db: Db, names: TableNames): Promise<StatusReport> {
 
 export async function relayBacklog(db: Db, names: TableNames): Promise<Backlog> {
   const s = await relayStatus(db, names)
-  return {pending: s.pending, retrying: s.retrying, inFlight: s.inFlight, failed: s.failed, oldestPendingSeconds: s.oldestPendingAgeSeconds}
+  return {pending: s.pending, retrying: s.retrying, inFlight: s.inFlight, failed: s.failed, oldestPendingAgeSeconds: s.oldestPendingAgeSeconds}
 }
 
 /** What a `relay --once` run leaves behind that it should have delivered. */
