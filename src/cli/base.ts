@@ -80,7 +80,7 @@ export abstract class OutboxCommand extends Command {
     const output = await super.parse({baseFlags, enableJsonFlag, args: args as typeof input.args, strict, context, '--': input['--'], flags: relaxed as typeof input.flags}, argv)
     // every value the file gives this command is checked, even one a flag overrides this time
     const parsedFile = new Map<string, unknown>()
-    for (const [name, value] of fromFile) if (defs[name] && path) parsedFile.set(name, await parseFileValue(name, defs[name], value, path))
+    for (const [name, value] of fromFile) if (defs[name]) parsedFile.set(name, await parseFileValue(name, defs[name], value, path!))
     const typed = new Map<string, string>()
     for (const token of output.raw) if (token.type === 'flag') typed.set(token.flag, token.input)
     const flags = output.flags as Record<string, unknown>
@@ -88,14 +88,15 @@ export abstract class OutboxCommand extends Command {
     for (const [name, def] of Object.entries(defs)) {
       if (NOT_IN_FILE.has(name)) continue
       const env = def.env && process.env[def.env] ? def.env : undefined
-      const file = fromFile.get(name)
+      const given = fromFile.get(name)
       if (typed.has(name)) this.settings.push({flag: name, value: flags[name], text: def.type === 'boolean' ? String(flags[name]) : typed.get(name), source: 'flag'})
       else if (env) this.settings.push({flag: name, value: flags[name], text: process.env[env], source: 'env', from: env})
-      else if (file && path) {
+      else if (given) {
         flags[name] = parsedFile.get(name)
-        this.settings.push({flag: name, value: flags[name], text: typeof file.value === 'string' ? file.value : JSON.stringify(file.value), source: 'file', from: `${file.key} in ${path}`})
+        this.settings.push({flag: name, value: flags[name], text: typeof given.value === 'string' ? given.value : JSON.stringify(given.value), source: 'file', from: `${given.key} in ${path}`})
       } else {
-        const shown = typeof def.defaultHelp === 'function' ? await def.defaultHelp({options: def, flags}) : flags[name]
+        // a default as --help writes it ("30s", not 30000): asked only by `outbox config`, not on every run
+        const shown = this.showingSettings && typeof def.defaultHelp === 'function' ? await def.defaultHelp({options: def, flags}) : flags[name]
         this.settings.push({flag: name, value: flags[name], text: shown === undefined ? undefined : String(shown), source: flags[name] === undefined ? 'unset' : 'default'})
       }
     }
