@@ -16,7 +16,7 @@ export interface ChaosOptions {
   steps?: readonly Step[]
   /** scenarios beyond kills (default all; [] for none) */
   scenarios?: readonly ScenarioKind[]
-  /** runs per step (default 1) */
+  /** runs per step and per scenario (default 1) */
   iterations?: number
   seed?: number
   strategy?: Strategy

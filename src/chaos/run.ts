@@ -8,6 +8,7 @@ import {checkInvariants, type Violation} from './invariants.js'
 import {NOTHING_OBSERVED, verdictOf, type KillRecord, type RunResult} from './report.js'
 import type {Failpoint, FaultScenario, RelaySettings, RunUnderTest, Stage} from './scenarios/types.js'
 import type {ChaosSession, Settings} from './session.js'
+import {caseRng} from './seed.js'
 import {usesRelay} from './strategies.js'
 import {createRunTables, dropRunTables, runTables, type RunTables} from './tables.js'
 import {watch} from './watch.js'
@@ -53,7 +54,7 @@ export async function runOne(plan: Plan, session: ChaosSession): Promise<RunResu
   const untrack = session.track(cleanup)
   try {
     if (s.broker) await brokers?.prepareBroker(s.broker, prefix, CONSUMER_NAME)
-    const run = new Run(session, {started, tables, ctx, ops, loopback, broker, relays: relayless ? 0 : s.relays})
+    const run = new Run(session, {started, tables, ctx, ops, loopback, broker, relays: relayless ? 0 : s.relays, caseName: fault.name, iteration: plan.iteration})
     const stage = fault.arm(run)
     await watch(run, stage)
     return {...base, ...(await verdict(run, stage, relayless)), ms: Date.now() - started}
@@ -89,6 +90,8 @@ interface RunParts {
   loopback?: LoopbackBroker
   broker: BrokerSpec
   relays: number
+  caseName: string
+  iteration: number
 }
 
 /** One run's state, from arming to the verdict: what the fault sets, what the watch loop sees. */
@@ -102,6 +105,8 @@ export class Run implements RunUnderTest {
   readonly ids: Record<string, string> = {}
   readonly expectFailed = new Set<string>()
   relays: number
+  /** this run's PRNG: the seed, the case and the iteration */
+  readonly random: () => number
   readonly relay: RelaySettings = {batch: 2, leaseMs: 1000, pollMs: 50, maxAttempts: 10, backoff: {baseMs: 50, capMs: 400}}
   readonly workers = new Map<string, WorkerProcess>()
   readonly kills: KillRecord[] = []
@@ -119,14 +124,23 @@ export class Run implements RunUnderTest {
     this.ctx = parts.ctx
     this.loopback = parts.loopback
     this.relays = parts.relays
+    this.random = caseRng(this.settings.seed, `${parts.caseName}#${parts.iteration}`)
   }
 
   get db(): Db {
     return this.settings.db
   }
 
-  get random(): () => number {
-    return this.settings.random
+  get iteration(): number {
+    return this.parts.iteration
+  }
+
+  get ops(): number {
+    return this.parts.ops
+  }
+
+  caseRandom(): () => number {
+    return caseRng(this.settings.seed, this.parts.caseName)
   }
 
   after(ms: number, fn: () => void): void {

@@ -18,7 +18,8 @@ export interface Settings {
   broker?: RealBroker
   runTimeoutMs: number
   keep: boolean
-  random: () => number
+  /** --seed: every run's PRNG is made from it (seed.ts) */
+  seed: number
   /** runChaos's signal: an abandoned run stops spawning workers and ends */
   signal?: AbortSignal
 }

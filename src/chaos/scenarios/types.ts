@@ -51,8 +51,17 @@ export interface WorkerView {
 export interface RunUnderTest {
   readonly db: Db
   readonly tables: RunTables
-  /** the seeded PRNG: the same --seed arms the same hits */
+  /** this run's seeded PRNG (seed, case and iteration): the same --seed arms the same hits */
   readonly random: () => number
+  /** 1-based: which run of its case this is (--iterations) */
+  readonly iteration: number
+  /**
+   * a fresh PRNG of the case (seed and case name), the same stream in every iteration: give it
+   * to choiceFor (seed.ts) so that each iteration takes a different kill point
+   */
+  caseRandom(): () => number
+  /** business operations the producer runs */
+  readonly ops: number
   /** the harness's broker; undefined with --broker */
   readonly loopback?: LoopbackBroker
   /** worker name (producer, consumer, relay#1, relay#2, ...) -> the failpoint it starts with */
