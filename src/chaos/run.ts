@@ -8,6 +8,7 @@ import {checkInvariants, type Violation} from './invariants.js'
 import {NOTHING_OBSERVED, verdictOf, type KillRecord, type RunResult} from './report.js'
 import type {Failpoint, FaultScenario, RelaySettings, RunUnderTest, Stage} from './scenarios/types.js'
 import type {ChaosSession, Settings} from './session.js'
+import {proxyFor, proxyForUrl, type FaultProxy} from './proxy/fault-proxy.js'
 import {caseRng} from './seed.js'
 import {usesRelay} from './strategies.js'
 import {createRunTables, dropRunTables, runTables, type RunTables} from './tables.js'
@@ -109,6 +110,11 @@ export class Run implements RunUnderTest {
   readonly random: () => number
   readonly relay: RelaySettings = {batch: 2, leaseMs: 1000, pollMs: 50, maxAttempts: 10, backoff: {baseMs: 50, capMs: 400}}
   readonly workers = new Map<string, WorkerProcess>()
+  producerGoesOn = false
+  /** the fault proxies of this run, and the URL each proxied worker uses */
+  readonly proxies: FaultProxy[] = []
+  private readonly proxiedUrls = new Map<string, string>()
+  private readonly proxiedBrokers = new Map<string, BrokerSpec>()
   readonly kills: KillRecord[] = []
   /** what the harness itself saw go wrong (a worker dying elsewhere, no drain) */
   readonly violations: Violation[] = []
@@ -155,20 +161,38 @@ export class Run implements RunUnderTest {
   spawn(name: string, extra: Partial<WorkerConfig> = {}, armed: Failpoint | null | undefined = this.failpoints.get(name)): void {
     if (this.settings.signal?.aborted) return
     const role = name.replace(/#.*$/, '') as WorkerConfig['role']
-    this.workers.set(name, this.session.workers.spawn(name, this.config(role, extra), armed ?? undefined))
+    this.workers.set(name, this.session.workers.spawn(name, this.config(name, role, extra), armed ?? undefined))
   }
 
-  /** The run is over: no more timers, every worker stopped (SIGTERM, then SIGKILL). */
+  async proxyDatabase(worker: string): Promise<FaultProxy> {
+    const {wire} = this.db.dialect
+    const via = wire && (await proxyFor(this.settings.url, wire))
+    if (!via) throw new Error(`no fault proxy before ${this.db.safeUrl}: it needs a database server reached over TCP`)
+    this.proxies.push(via.proxy)
+    this.proxiedUrls.set(worker, via.url)
+    return via.proxy
+  }
+
+  async proxyBroker(workers: string[]): Promise<FaultProxy> {
+    const via = await proxyForUrl(this.parts.broker.url)
+    this.proxies.push(via.proxy)
+    for (const worker of workers) this.proxiedBrokers.set(worker, {...this.parts.broker, url: via.url})
+    return via.proxy
+  }
+
+  /** The run is over: no more timers, every worker stopped (SIGTERM, then SIGKILL), the proxies closed. */
   async stop(): Promise<void> {
     this.timers.forEach(clearTimeout)
     await Promise.all([...this.workers.values()].map((w) => w.stop(2000)))
+    await Promise.all(this.proxies.map((p) => p.stop()))
   }
 
-  private config(role: WorkerConfig['role'], extra: Partial<WorkerConfig>): WorkerConfig {
+  private config(name: string, role: WorkerConfig['role'], extra: Partial<WorkerConfig>): WorkerConfig {
     const s = this.settings
     return {
       role,
-      url: s.url,
+      url: this.proxiedUrls.get(name) ?? s.url,
+      goOnAfterErrors: role === 'producer' && this.producerGoesOn,
       prefix: this.tables.prefix,
       scenarioPath: s.scenarioPath,
       ops: this.parts.ops,
@@ -176,7 +200,7 @@ export class Run implements RunUnderTest {
       strategy: s.strategy,
       consumerMode: s.consumer,
       consumerName: CONSUMER_NAME,
-      broker: this.parts.broker,
+      broker: this.proxiedBrokers.get(name) ?? this.parts.broker,
       relay: {...this.relay, owner: `${role}-${randomBytes(3).toString('hex')}`},
       ...extra,
     }

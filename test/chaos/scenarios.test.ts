@@ -7,7 +7,7 @@ import {uuidv7} from '../../src/core/uuid.js'
 import {LoopbackBroker} from '../../src/chaos/broker.js'
 import {NOTHING_OBSERVED} from '../../src/chaos/report.js'
 import {checkOptions} from '../../src/chaos/options.js'
-import {killAtStep, LOOPBACK_ONLY, SCENARIOS, SCENARIO_DESCRIPTIONS, scenarioByName} from '../../src/chaos/scenarios/index.js'
+import {killAtStep, LOOPBACK_ONLY, SCENARIOS, SCENARIO_DESCRIPTIONS, SERVER_ONLY, scenarioByName} from '../../src/chaos/scenarios/index.js'
 import type {Failpoint, RunUnderTest, WorkerView} from '../../src/chaos/scenarios/types.js'
 import {caseRng, choiceFor, rng} from '../../src/chaos/seed.js'
 import {ChaosSession, type Settings} from '../../src/chaos/session.js'
@@ -39,6 +39,10 @@ function fakeRun(options: {seed?: number; loopback?: LoopbackBroker; relays?: nu
     workers: new Map(),
     scheduled,
     after: (ms, fn) => void scheduled.push({ms, fn}),
+    producerGoesOn: false,
+    // the faults that use proxies run on real workers (network-faults.test.ts)
+    proxyDatabase: () => Promise.reject(new Error('no proxies in a fake run')),
+    proxyBroker: () => Promise.reject(new Error('no proxies in a fake run')),
   }
 }
 
@@ -81,19 +85,28 @@ const outcome = (observed: Partial<typeof NOTHING_OBSERVED> = {}, kills: {ok: bo
 })
 
 describe('the list of scenarios', () => {
-  it('names each scenario once, in report order, with its description; three need the loopback broker', () => {
-    expect(SCENARIOS).toEqual(['broker-down', 'out-of-order', 'poison', 'concurrent-relays'])
+  it('names each scenario once, in report order, with its description; four need the loopback broker, two a database server', () => {
+    expect(SCENARIOS).toEqual(['broker-down', 'out-of-order', 'poison', 'concurrent-relays', 'commit-unknown', 'db-cut', 'hang'])
     for (const name of SCENARIOS) {
-      expect(scenarioByName(name)).toMatchObject({name, kind: 'scenario', needsRelay: true})
+      expect(scenarioByName(name)).toMatchObject({name, kind: 'scenario', needsRelay: name !== 'commit-unknown'})
       expect(SCENARIO_DESCRIPTIONS[name]).toBe(scenarioByName(name).description)
     }
-    expect(LOOPBACK_ONLY).toEqual(['broker-down', 'out-of-order', 'poison'])
+    expect(LOOPBACK_ONLY).toEqual(['broker-down', 'out-of-order', 'poison', 'hang'])
+    expect(SERVER_ONLY).toEqual(['commit-unknown', 'db-cut'])
+  })
+
+  it('runs the server-only scenarios by default only with a server URL, and refuses them on a file', async () => {
+    expect((await checkOptions({})).scenarios).toEqual(['broker-down', 'out-of-order', 'poison', 'concurrent-relays', 'hang'])
+    expect((await checkOptions({url: 'postgres://postgres@127.0.0.1:5432/test'})).scenarios).toEqual([...SCENARIOS])
+    expect((await checkOptions({url: 'mysql://root@127.0.0.1:3306/test', broker: 'nats://127.0.0.1:4222'})).scenarios).toEqual(['concurrent-relays', 'commit-unknown', 'db-cut'])
+    await expect(checkOptions({scenarios: ['commit-unknown']})).rejects.toThrow(/scenario commit-unknown cuts database connections through a proxy: it needs a database server reached over TCP/)
+    await expect(checkOptions({url: 'postgres://postgres@/test?host=/var/run/postgresql', scenarios: ['db-cut']})).rejects.toThrow(/scenario db-cut cuts/)
   })
 
   it('refuses a scenario name it does not know, and one that needs the loopback broker with --broker', async () => {
     const unknown = await checkOptions({scenarios: ['meteor' as never]}).catch((e: unknown) => e)
     expect(unknown).toBeInstanceOf(UsageError)
-    expect(unknown).toMatchObject({message: 'unknown scenario meteor', hint: 'Scenarios: broker-down, out-of-order, poison, concurrent-relays'})
+    expect(unknown).toMatchObject({message: 'unknown scenario meteor', hint: 'Scenarios: broker-down, out-of-order, poison, concurrent-relays, commit-unknown, db-cut, hang'})
     await expect(checkOptions({scenarios: ['poison'], broker: 'nats://127.0.0.1:4222'})).rejects.toThrow(/scenario poison needs the loopback broker/)
     expect((await checkOptions({broker: 'nats://127.0.0.1:4222'})).scenarios).toEqual(['concurrent-relays'])
     // every broker we ship a consumer runtime for; http:// is no broker chaos can stand between

@@ -14,8 +14,8 @@ export interface StatementCut {
   matches(sql: string): boolean
   /** before-server: the statement never reaches the server; after-answer: it runs, its answer is dropped */
   moment: 'before-server' | 'after-answer'
-  /** how many statements to cut at (default 1); the rule is spent after that */
-  times?: number
+  /** cut at the nth statement matching (default 1st), counted over every connection; then the rule is spent */
+  nth?: number
 }
 
 export interface ProxyStats {
@@ -26,6 +26,8 @@ export interface ProxyStats {
   statementCuts: number
   /** connections whose protocol the reader could not follow (TLS): no statement cut there */
   opaque: number
+  /** chunks a black hole swallowed, from clients and from the server */
+  swallowed: number
 }
 
 class Link {
@@ -52,9 +54,9 @@ class Link {
 
 export class FaultProxy {
   port = 0
-  readonly stats: ProxyStats = {connections: 0, cuts: 0, statementCuts: 0, opaque: 0}
+  readonly stats: ProxyStats = {connections: 0, cuts: 0, statementCuts: 0, opaque: 0, swallowed: 0}
   private mode: ProxyMode = {kind: 'pass'}
-  private rule?: StatementCut & {left: number}
+  private rule?: StatementCut & {seen: number}
   private server?: Server
   private readonly links = new Set<Link>()
   private readonly cutWaiters: (() => void)[] = []
@@ -83,7 +85,7 @@ export class FaultProxy {
 
   /** Arms a cut at the next statement(s) matching; replaces an armed one. */
   cutAt(rule: StatementCut): void {
-    this.rule = {...rule, left: rule.times ?? 1}
+    this.rule = {...rule, seen: 0}
   }
 
   /** Resolves once a statement cut happened (at once when one already did). */
@@ -123,13 +125,13 @@ export class FaultProxy {
   }
 
   private fromClient(link: Link, chunk: Buffer): void {
-    if (this.mode.kind === 'blackhole') return
+    if (this.mode.kind === 'blackhole') return void this.stats.swallowed++
     const wasOpaque = link.reader?.opaque
     const statements = link.reader?.fromClient(chunk) ?? []
     if (link.reader?.opaque && !wasOpaque) this.stats.opaque++
     const rule = this.rule
-    if (rule && rule.left > 0 && statements.some((s) => rule.matches(s))) {
-      if (--rule.left === 0) this.rule = undefined
+    if (rule && statements.some((s) => rule.matches(s)) && ++rule.seen === (rule.nth ?? 1)) {
+      this.rule = undefined
       this.stats.statementCuts++
       if (rule.moment === 'before-server') {
         this.cutLink(link)
@@ -142,7 +144,7 @@ export class FaultProxy {
   }
 
   private fromServer(link: Link, chunk: Buffer): void {
-    if (this.mode.kind === 'blackhole') return
+    if (this.mode.kind === 'blackhole') return void this.stats.swallowed++
     if (link.cutOnAnswer) {
       // the server ran the statement and answered: the client never hears it
       this.cutLink(link)
@@ -165,6 +167,15 @@ export class FaultProxy {
     this.stats.cuts++
     link.cut()
   }
+}
+
+/** A proxy in front of the host and port of a URL (http://, amqp://, ...), and the URL through it; no statements read. */
+export async function proxyForUrl(url: string): Promise<{proxy: FaultProxy; url: string}> {
+  const parsed = new URL(url)
+  const proxy = new FaultProxy({host: parsed.hostname, port: Number(parsed.port)})
+  parsed.hostname = '127.0.0.1'
+  parsed.port = String(await proxy.start())
+  return {proxy, url: parsed.href.replace(/\/$/, '')}
 }
 
 /** A proxy in front of the server `url` names, and the URL that reaches it through the proxy. */
