@@ -1,16 +1,14 @@
-// The broker stops answering without resetting anything: a fault proxy between the relay and
-// the consumer on one side and the loopback broker on the other black-holes every byte, both
-// ways, from 300 ms after the producer's first op until at least HANG_MS passed and a request
-// of the relay was swallowed. Every process must give up on its hung request within its own
-// timeout (the relay's publish, the consumer's fetch) and try again; the run stays bounded by
-// --run-timeout (the harness waits on no worker's request). Everything is delivered once.
+// The broker stops answering without resetting anything: fault proxies between the loopback
+// broker and the relay and the consumer black-hole every byte, both ways, from the start until
+// at least HANG_MS after the producer's first op and a publish of the relay was swallowed. Every
+// process must give up on its hung request within its own timeout (the relay's publish, the
+// consumer's fetch) and try again; the run stays bounded by --run-timeout (the harness waits on
+// no worker's request). Everything is delivered once.
 import type {FaultProxy} from '../proxy/fault-proxy.js'
 import type {FaultScenario} from './types.js'
 
-/** how long the black hole lasts at least */
+/** how long the black hole lasts at least once the producer began */
 const HANG_MS = 1000
-/** after the producer's first op: the relay has something to publish by then */
-const START_MS = 300
 
 export const hang: FaultScenario<'hang'> = {
   name: 'hang',
@@ -19,28 +17,28 @@ export const hang: FaultScenario<'hang'> = {
   loopbackOnly: true,
   needsRelay: true,
   arm(run) {
-    let proxy: FaultProxy | undefined
-    const hole: {phase: 'before' | 'starting' | 'open' | 'over'; since: number} = {phase: 'before', since: 0}
+    let relay: FaultProxy | undefined
+    let consumer: FaultProxy | undefined
+    let producerSince = 0
+    let open = true
     return {
       async start() {
-        proxy = await run.proxyBroker(['relay#1', 'consumer'])
+        // one proxy each, so that a swallowed request is known to be the relay's
+        relay = await run.proxyBroker(['relay#1'])
+        consumer = await run.proxyBroker(['consumer'])
+        for (const p of [relay, consumer]) p.setMode({kind: 'blackhole'})
       },
       onTick() {
-        if (!proxy) return
-        if (hole.phase === 'before' && run.workers.get('producer')?.lastOp !== undefined) {
-          hole.phase = 'starting'
-          run.after(START_MS, () => {
-            proxy!.setMode({kind: 'blackhole'})
-            Object.assign(hole, {phase: 'open', since: Date.now()})
-          })
-        } else if (hole.phase === 'open' && Date.now() - hole.since >= HANG_MS && proxy.stats.swallowed > 0) {
-          hole.phase = 'over'
-          proxy.setMode({kind: 'pass'})
+        if (!open || !relay || !consumer) return
+        if (!producerSince && run.workers.get('producer')?.lastOp !== undefined) producerSince = Date.now()
+        if (producerSince && Date.now() - producerSince >= HANG_MS && relay.stats.swallowed > 0) {
+          open = false
+          for (const p of [relay, consumer]) p.setMode({kind: 'pass'})
         }
       },
       async exercised({observed}) {
-        if (!proxy?.stats.swallowed) return {missed: 'the black hole swallowed nothing'}
-        if (observed.maxAttempts < 2) return {missed: 'no publish was retried: the relay met no hung request'}
+        if (!relay?.stats.swallowed) return {missed: 'the black hole swallowed no publish of the relay'}
+        if (observed.maxAttempts < 2) return {missed: 'no publish was retried: the relay never gave up on its hung request'}
         return {}
       },
     }
