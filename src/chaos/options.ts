@@ -96,7 +96,7 @@ export async function checkOptions(options: ChaosOptions): Promise<CheckedOption
   const unknownScenarios = scenarios.filter((x) => !SCENARIOS.includes(x))
   if (unknownScenarios.length) throw new UsageError(`unknown scenario ${unknownScenarios.join(', ')}`, `Scenarios: ${SCENARIOS.join(', ')}`)
   const needLoopback = broker ? scenarios.filter((x) => LOOPBACK_ONLY.includes(x)) : []
-  if (needLoopback.length) throw new UsageError((o) => `scenario ${needLoopback.join(', ')} needs the loopback broker, not ${o('broker')}`, (o) => `Drop ${o('broker')} for it, or choose ${o('scenarios')} concurrent-relays`)
+  if (needLoopback.length) throw new UsageError((o) => `scenario ${needLoopback.join(', ')} needs the loopback broker, not ${o('broker')}`, (o) => `Drop ${o('broker')} for it, or choose ${o('scenarios')} broker-down,concurrent-relays`)
   const needServer = server ? [] : scenarios.filter((x) => SERVER_ONLY.includes(x))
   if (needServer.length) {
     throw new UsageError(

@@ -5,6 +5,7 @@
 import {existsSync} from 'node:fs'
 import {describe, expect, it} from 'vitest'
 import type {ChaosReport, runChaos as RunChaos} from '../../src/chaos/runner.js'
+import {broker} from '../helpers/brokers.js'
 import {targets} from '../helpers/targets.js'
 
 // the compiled library, so the workers run as compiled code (from sources each one loads tsx)
@@ -61,5 +62,20 @@ describe('hang (SQLite, loopback broker behind a black hole)', () => {
     const broken = await runChaos({steps: [], scenarios: ['hang'], strategy: 'outbox-lost-is-published', seed: 3})
     expect(broken.ok).toBe(false)
     expect(invariantsOf(broken, 'hang')).toEqual(expect.arrayContaining(['delivered: marked published but never accepted by the broker', 'delivered: committed events that never reached the consumer (lost)']))
+  })
+})
+
+const rabbit = await broker('amqp')
+describe.skipIf(!rabbit.available)('broker-down on a real broker (SQLite, RabbitMQ behind the fault proxy)', () => {
+  it('the relay\'s connections reset for a while: retried, delivered once; a relay that takes a refused publish for a published one loses events', {timeout: 120_000}, async () => {
+    const ok = await runChaos({broker: rabbit.url, steps: [], scenarios: ['broker-down'], seed: 3})
+    const [run] = runsOf(ok, 'broker-down')
+    expect({verdict: run.verdict, note: run.note, violations: run.violations}).toEqual({verdict: 'pass', note: undefined, violations: []})
+    expect(run.lost + run.duplicateEffects).toBe(0)
+
+    // what never reached the broker never drains: a short run timeout ends that run
+    const broken = await runChaos({broker: rabbit.url, steps: [], scenarios: ['broker-down'], strategy: 'outbox-lost-is-published', seed: 3, runTimeoutMs: 8000})
+    expect(broken.ok).toBe(false)
+    expect(invariantsOf(broken, 'broker-down')).toContain('delivered: committed events that never reached the consumer (lost)')
   })
 })

@@ -7,7 +7,8 @@
 import {connect, createServer, type AddressInfo, type Server, type Socket} from 'node:net'
 import type {WirePart, WireReader, WireTarget} from '../../../dialects/index.js'
 
-export type ProxyMode = {kind: 'pass'} | {kind: 'delay'; ms: number} | {kind: 'blackhole'}
+/** pass, delay every chunk, black-hole (read, never answer, never reset), or refuse: every connection reset, open ones at once and new ones as they come (the server is down) */
+export type ProxyMode = {kind: 'pass'} | {kind: 'delay'; ms: number} | {kind: 'blackhole'} | {kind: 'refuse'}
 
 /** A cut at a statement: which one, and whether the server runs it first. */
 export interface StatementCut {
@@ -28,6 +29,8 @@ export interface ProxyStats {
   opaque: number
   /** chunks a black hole swallowed, from clients and from the server */
   swallowed: number
+  /** connections reset on arrival in refuse mode */
+  refused: number
 }
 
 class Link {
@@ -54,7 +57,7 @@ class Link {
 
 export class FaultProxy {
   port = 0
-  readonly stats: ProxyStats = {connections: 0, cuts: 0, statementCuts: 0, opaque: 0, swallowed: 0}
+  readonly stats: ProxyStats = {connections: 0, cuts: 0, statementCuts: 0, opaque: 0, swallowed: 0, refused: 0}
   private mode: ProxyMode = {kind: 'pass'}
   private rule?: StatementCut & {seen: number}
   private server?: Server
@@ -81,6 +84,7 @@ export class FaultProxy {
   /** From now on, for open connections and new ones. */
   setMode(mode: ProxyMode): void {
     this.mode = mode
+    if (mode.kind === 'refuse') this.cutAll()
   }
 
   /** Arms a cut at the next statement(s) matching; replaces an armed one. */
@@ -109,6 +113,12 @@ export class FaultProxy {
 
   private accept(client: Socket): void {
     this.stats.connections++
+    if (this.mode.kind === 'refuse') {
+      this.stats.refused++
+      client.on('error', () => {})
+      client.resetAndDestroy()
+      return
+    }
     const server = connect({host: this.target.host, port: this.target.port})
     const link = new Link(client, server, this.wire?.reader())
     this.links.add(link)
