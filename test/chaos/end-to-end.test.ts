@@ -57,6 +57,7 @@ for (const target of matrix) {
       expect(byCase(report!, 'broker-down').maxAttempts).toBeGreaterThan(1)
       expect(byCase(report!, 'concurrent-relays').kills).toBeGreaterThan(0)
       expect(byCase(report!, 'hang').maxAttempts).toBeGreaterThan(1)
+      expect(byCase(report!, 'slow-ack').duplicateDeliveries).toBeGreaterThan(0)
       if (target.dialect !== 'sqlite') expect(byCase(report!, 'db-cut').duplicateDeliveries).toBeGreaterThan(0)
     })
   })

@@ -65,6 +65,19 @@ describe('hang (SQLite, loopback broker behind a black hole)', () => {
   })
 })
 
+describe('slow-ack (SQLite, loopback broker behind a delay)', () => {
+  it('acks after the lease: other relays publish the same events, effects once; the naive consumer applies them twice', {timeout: 120_000}, async () => {
+    const ok = await runChaos({steps: [], scenarios: ['slow-ack'], seed: 3})
+    const [run] = runsOf(ok, 'slow-ack')
+    expect({verdict: run.verdict, note: run.note, violations: run.violations}).toEqual({verdict: 'pass', note: undefined, violations: []})
+    expect(run.duplicateDeliveries).toBeGreaterThan(0)
+
+    const broken = await runChaos({steps: [], scenarios: ['slow-ack'], consumer: 'naive', seed: 3})
+    expect(broken.ok).toBe(false)
+    expect(invariantsOf(broken, 'slow-ack')).toContain('effect-once: side effects applied more than once')
+  })
+})
+
 const rabbit = await broker('amqp')
 describe.skipIf(!rabbit.available)('broker-down on a real broker (SQLite, RabbitMQ behind the fault proxy)', () => {
   it('the relay\'s connections reset for a while: retried, delivered once; a relay that takes a refused publish for a published one loses events', {timeout: 120_000}, async () => {

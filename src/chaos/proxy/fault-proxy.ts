@@ -57,6 +57,8 @@ class Link {
 
 export class FaultProxy {
   port = 0
+  /** delayed chunks not forwarded yet */
+  inFlight = 0
   readonly stats: ProxyStats = {connections: 0, cuts: 0, statementCuts: 0, opaque: 0, swallowed: 0, refused: 0}
   private mode: ProxyMode = {kind: 'pass'}
   private rule?: StatementCut & {seen: number}
@@ -167,9 +169,16 @@ export class FaultProxy {
 
   private forward(to: Socket, chunk: Buffer): void {
     const mode = this.mode
+    if (mode.kind !== 'delay') {
+      if (!to.destroyed) to.write(chunk)
+      return
+    }
     // timers of one duration fire in the order they were set: the bytes keep their order
-    if (mode.kind === 'delay') setTimeout(() => !to.destroyed && to.write(chunk), mode.ms)
-    else if (!to.destroyed) to.write(chunk)
+    this.inFlight++
+    setTimeout(() => {
+      this.inFlight--
+      if (!to.destroyed) to.write(chunk)
+    }, mode.ms)
   }
 
   private cutLink(link: Link): void {

@@ -8,9 +8,10 @@ import {hang} from './hang.js'
 import {killAtStep} from './kill-at-step.js'
 import {outOfOrder} from './out-of-order.js'
 import {poison} from './poison.js'
+import {slowAck} from './slow-ack.js'
 import type {FaultScenario} from './types.js'
 
-export const SCENARIOS = ['broker-down', 'out-of-order', 'poison', 'concurrent-relays', 'commit-unknown', 'db-cut', 'hang'] as const
+export const SCENARIOS = ['broker-down', 'out-of-order', 'poison', 'concurrent-relays', 'commit-unknown', 'db-cut', 'hang', 'slow-ack'] as const
 export type ScenarioKind = (typeof SCENARIOS)[number]
 
 const BY_NAME: {readonly [K in ScenarioKind]: FaultScenario<K>} = {
@@ -21,6 +22,7 @@ const BY_NAME: {readonly [K in ScenarioKind]: FaultScenario<K>} = {
   'commit-unknown': commitUnknown,
   'db-cut': dbCut,
   hang,
+  'slow-ack': slowAck,
 }
 
 export function scenarioByName(name: ScenarioKind): FaultScenario<ScenarioKind> {

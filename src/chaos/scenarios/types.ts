@@ -103,6 +103,8 @@ export interface Stage {
   onTick?(): void
   /** on every tick once the producer is done, with the events not yet published or failed */
   onDraining?(pending: number): void
+  /** true while the fault still holds something on its way (a delayed chunk): the run is not quiet yet */
+  settling?(): boolean
   /** after the drain and the invariants: whether the fault happened, and what only it can check */
   exercised(outcome: Outcome): Promise<Exercise>
 }
