@@ -5,8 +5,9 @@
 // `npm run bench -- --report`: only that rebuild (after merging branches that reran suites).
 // `npm run bench -- compare ...`: the same suites on two builds, side by side (bench/compare.js).
 //
-// A suite is bench/suites/<name>.js exporting `default async function ({quick, log})`
-// returning {title, markdown, raw}. Figures inside a suite are ratios against a baseline
+// A suite is bench/suites/<name>.js exporting `default async function ({quick, log, args})`
+// returning {title, markdown, raw}; args are the command line's, for a suite's own
+// `--name=value` options (pressure's phase lengths). Figures inside a suite are ratios against a baseline
 // measured in the same run, because this machine is shared and noisy.
 import {existsSync, readdirSync, writeFileSync} from 'node:fs'
 import {basename, join} from 'node:path'
@@ -60,7 +61,7 @@ for (const name of suites) {
   const started = Date.now()
   try {
     const {default: run} = await import(join(suitesDir, `${name}.js`))
-    const result = await run({quick, log: (line) => log(`   ${line}`)})
+    const result = await run({quick, log: (line) => log(`   ${line}`), args})
     const meta = {suite: name, quick, finishedAt: new Date().toISOString(), seconds: (Date.now() - started) / 1000, machine: host}
     timings.push(`${name} ${meta.seconds.toFixed(1)} s`)
     writeFileSync(join(resultsDir, `${name}.json`), JSON.stringify({...meta, raw: result.raw}, null, 2) + '\n')
