@@ -21,11 +21,13 @@ export function claimFromMark(names, mark) {
  * (a)'s upkeep, step 1: no event can be pending below this bound but not yet visible. An
  * uncommitted INSERT holds ROW EXCLUSIVE on the table until its transaction ends, and its
  * created_at (clock_timestamp() at the insert) is after its transaction's start; a writer that
- * has not inserted yet will date its event after now(). A prepared transaction (no backend)
- * holding the lock gives no bound: -infinity, a full scan. Read BEFORE step 2's snapshot, so a
+ * has not inserted yet will date its event after now(). A holder whose start cannot be read
+ * gives no bound (-infinity, a full scan): a prepared transaction (no backend), or a session
+ * of another role when the relay's lacks pg_read_all_stats (pg_stat_activity hides its
+ * xact_start). Read BEFORE step 2's snapshot, so a
  * writer committing in between is either still listed here or visible there.
  */
-export const writersBound = (names) => `SELECT CASE WHEN bool_or(l.locktype IS NOT NULL AND l.pid IS NULL) THEN '-infinity'::timestamptz
+export const writersBound = (names) => `SELECT CASE WHEN bool_or(l.locktype IS NOT NULL AND a.xact_start IS NULL) THEN '-infinity'::timestamptz
   ELSE least(now(), min(a.xact_start)) END::text AS bound
 FROM (SELECT 1) one
 LEFT JOIN pg_locks l ON l.locktype = 'relation' AND l.relation = '${names.outbox}'::regclass AND l.mode = 'RowExclusiveLock' AND l.pid IS DISTINCT FROM pg_backend_pid()
