@@ -18,7 +18,7 @@ export function secondSeries(committed, published, end) {
 const within = (t, p) => t >= p.from && t < p.to
 
 /** One row of figures per phase. */
-export function phaseFigures({phases, committed, published, batches, samples, series}) {
+export function phaseFigures({phases, committed, published, duplicates = [], batches, samples, series}) {
   const rows = phases.map((p) => {
     const seconds = p.to - p.from
     const latencies = []
@@ -55,6 +55,7 @@ export function phaseFigures({phases, committed, published, batches, samples, se
       pendingIndexKiB: last.pendingIndexKiB,
       indexesKiB: last.indexesKiB,
       backlogAtEnd: backlog,
+      duplicates: duplicates.filter((t) => within(t, p)).length,
       to: p.to,
     }
   })
@@ -73,14 +74,14 @@ const DB = {postgres: 'PostgreSQL', mysql: 'MariaDB'}
 function table(run) {
   const pg = run.dialect === 'postgres'
   const head = pg
-    ? '| phase | s | produced/s (target) | published/s | p50 ms | p99 ms | relay batch ms mean (p99) | pending scan buffers end (max) | scan ms | dead tuples | pending index KiB | backlog at end | back to clean p99 |'
-    : '| phase | s | produced/s (target) | published/s | p50 ms | p99 ms | relay batch ms mean (p99) | pending scan ms | history list length | indexes KiB | backlog at end | back to clean p99 |'
+    ? '| phase | s | produced/s (target) | published/s | p50 ms | p99 ms | relay batch ms mean (p99) | pending scan buffers end (max) | scan ms | dead tuples | pending index KiB | backlog at end | duplicates | back to clean p99 |'
+    : '| phase | s | produced/s (target) | published/s | p50 ms | p99 ms | relay batch ms mean (p99) | pending scan ms | history list length | indexes KiB | backlog at end | duplicates | back to clean p99 |'
   const rows = run.phases.map((f) => {
     const common = `| ${f.name} | ${fmt(f.seconds, 0)} | ${fmt(f.producedPerS, 0)} (${fmt(f.targetRate, 0)}) | ${fmt(f.publishedPerS, 0)} | ${fmt(f.p50)} | ${fmt(f.p99)} | ${fmt(f.batchMsMean, 2)} (${fmt(f.batchMsP99, 1)}) |`
     const back = f.name === 'clean' ? '-' : Number.isFinite(f.backToCleanP99S) ? `${fmt(f.backToCleanP99S, 0)} s` : 'not within the run'
     return pg
-      ? `${common} ${fmt(f.scanBuffersEnd, 0)} (${fmt(f.scanBuffersMax, 0)}) | ${fmt(f.scanMsMedian, 2)} | ${f.dead ?? '-'} | ${fmt(f.pendingIndexKiB, 0)} | ${f.backlogAtEnd} | ${back} |`
-      : `${common} ${fmt(f.scanMsMedian, 2)} | ${f.historyLength ?? '-'} | ${fmt(f.indexesKiB, 0)} | ${f.backlogAtEnd} | ${back} |`
+      ? `${common} ${fmt(f.scanBuffersEnd, 0)} (${fmt(f.scanBuffersMax, 0)}) | ${fmt(f.scanMsMedian, 2)} | ${f.dead ?? '-'} | ${fmt(f.pendingIndexKiB, 0)} | ${f.backlogAtEnd} | ${f.duplicates ?? '-'} | ${back} |`
+      : `${common} ${fmt(f.scanMsMedian, 2)} | ${f.historyLength ?? '-'} | ${fmt(f.indexesKiB, 0)} | ${f.backlogAtEnd} | ${f.duplicates ?? '-'} | ${back} |`
   })
   const t = run.totals
   const exits = t.relayExits.length ? `${t.relayExits.length} (${[...new Set(t.relayExits.map((e) => `code ${e.code ?? e.signal}: ${e.line}`))].slice(0, 3).join('; ')})` : '0'

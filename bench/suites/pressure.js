@@ -67,13 +67,13 @@ async function run(dialect, config, log) {
   const published = new Map()
   const batches = []
   const samples = []
-  let duplicates = 0
+  const duplicates = [] // when each one arrived
   const relays = new RelaySet({
     dialect,
     url,
     table: names.outbox,
     count: RELAYS,
-    onEvent: (id, t) => (published.has(id) ? duplicates++ : published.set(id, at(t))),
+    onEvent: (id, t) => (published.has(id) ? duplicates.push(at(t)) : published.set(id, at(t))),
     onBatch: (ms, claimed, t) => batches.push({t: at(t), ms, claimed}),
   })
   let producers
@@ -132,9 +132,9 @@ async function run(dialect, config, log) {
     const [left] = await admin.run(`SELECT COUNT(*) AS n FROM ${names.outbox} WHERE published_at IS NULL`)
     const lost = [...committed.keys()].filter((id) => !published.has(id)).length
     const series = secondSeries(committed, published, at(performance.now()))
-    const figures = phaseFigures({phases, committed, published, batches, samples, series})
+    const figures = phaseFigures({phases, committed, published, duplicates, batches, samples, series})
     writeFileSync(join(new URL('../results', import.meta.url).pathname, `pressure-${dialect}.svg`), pressureSvg({title: `outbox relay x${RELAYS} under pressure: ${dialect === 'postgres' ? 'PostgreSQL' : 'MariaDB'}, ${config.rate} events/s`, series, phases}))
-    return {dialect, phases: figures, series, totals: {committed: committed.size, published: published.size, lost, duplicates, unpublishedRows: Number(left.n), producerErrors: producers.stats.errors, producerLastError: producers.stats.lastError, relayExits: relays.exits, kills: relays.kills, connectionsCut: cuts}}
+    return {dialect, phases: figures, series, totals: {committed: committed.size, published: published.size, lost, duplicates: duplicates.length, unpublishedRows: Number(left.n), producerErrors: producers.stats.errors, producerLastError: producers.stats.lastError, relayExits: relays.exits, kills: relays.kills, connectionsCut: cuts}}
   } finally {
     process.removeListener('SIGINT', onInterrupt)
     await dropAll()
