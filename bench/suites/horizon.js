@@ -8,7 +8,8 @@
 import {fmt, median} from '../lib.js'
 import {dropTables, freshTables} from '../outbox.js'
 import {DIALECTS, driver} from '../lib-under-test.js'
-import {ensurePgDatabase, lib, PG_URL, unreachable} from '../servers.js'
+import {ensurePgDatabase, lib, MYSQL_URL, PG_URL, unreachable} from '../servers.js'
+import {mariadbSize} from '../horizon-mariadb.js'
 import * as designs from '../horizon-designs.js'
 
 const pg = await driver('pg')
@@ -136,6 +137,24 @@ async function lateCommit(admin, db) {
   }
 }
 
+/** The same sizes on MariaDB, today's pick and from the mark; {skipped} when the server is down. */
+async function onMariadb(sizes, log) {
+  const down = await unreachable(MYSQL_URL)
+  if (down) return {skipped: down}
+  const db = await lib.openDb(MYSQL_URL, {poolSize: 1})
+  try {
+    const results = []
+    for (const n of sizes) {
+      const r = await mariadbSize(db, MYSQL_URL, n, {chunk: CHUNK, head: HEAD, repeats: REPEATS})
+      results.push(r)
+      log(`MariaDB N ${n}: today ${r.held.today.pages} pages, from the mark ${r.held.fromMark.pages}; purged ${r.released.today.pages}`)
+    }
+    return {results}
+  } finally {
+    await db.close()
+  }
+}
+
 export default async function horizon({quick, log}) {
   await ensurePgDatabase()
   const down = await unreachable(PG_URL)
@@ -153,8 +172,9 @@ export default async function horizon({quick, log}) {
     }
     const late = await lateCommit(admin, db)
     log(`late commit: naive mark skips it ${late.naiveSkips}, writers rule keeps it ${late.markKeeps}, claimed ${late.claimedAfterCommit}`)
+    const mariadb = await onMariadb(sizes, log)
     const {horizonMarkdown} = await import('../horizon-report.js')
-    return {title: 'Relay under a held horizon (PostgreSQL, claim cost per design)', markdown: horizonMarkdown({quick, results, late, head: HEAD, lag: LAG, chunk: CHUNK, repeats: REPEATS}), raw: {results, late}}
+    return {title: 'Relay under a held horizon (claim cost per design)', markdown: horizonMarkdown({quick, results, late, mariadb, head: HEAD, lag: LAG, chunk: CHUNK, repeats: REPEATS}), raw: {results, late, mariadb}}
   } finally {
     await admin.end()
     await db.close()
