@@ -133,7 +133,7 @@ async function run(dialect, config, log) {
     const lost = [...committed.keys()].filter((id) => !published.has(id)).length
     const series = secondSeries(committed, published, at(performance.now()))
     const figures = phaseFigures({phases, committed, published, duplicates, batches, samples, series})
-    writeFileSync(join(new URL('../results', import.meta.url).pathname, `pressure-${dialect}.svg`), pressureSvg({title: `outbox relay x${RELAYS} under pressure: ${dialect === 'postgres' ? 'PostgreSQL' : 'MariaDB'}, ${config.rate} events/s`, series, phases}))
+    writeFileSync(join(new URL('../results', import.meta.url).pathname, `pressure-${dialect}.svg`), pressureSvg({title: `outbox relay x${RELAYS} under pressure: ${dialect === 'postgres' ? 'PostgreSQL' : 'MariaDB'}, target ${config.rate} events/s`, series, phases}))
     return {dialect, phases: figures, series, totals: {committed: committed.size, published: published.size, lost, duplicates: duplicates.length, unpublishedRows: Number(left.n), producerErrors: producers.stats.errors, producerLastError: producers.stats.lastError, relayExits: relays.exits, kills: relays.kills, connectionsCut: cuts}}
   } finally {
     process.removeListener('SIGINT', onInterrupt)
