@@ -3,6 +3,7 @@
 // entry of the claim index), today and from a low-water mark. InnoDB's own count of the pages
 // the statement touched (ANALYZE FORMAT=JSON, r_engine_stats.pages_accessed) is the
 // load-independent figure, as buffers are on PostgreSQL.
+import {onInterrupt} from './interrupt.js'
 import {dropTables, freshTables} from './outbox.js'
 import {DIALECTS, driver, MYSQL_READ_COMMITTED} from './lib-under-test.js'
 import {median} from './lib.js'
@@ -74,6 +75,9 @@ export async function mariadbSize(db, url, n, {chunk, head, repeats}) {
   const names = await freshTables(db, 'hzm')
   const c = await connect(url)
   const hold = await connect(url)
+  // the held read view's connection first: its metadata lock would keep the DROP waiting
+  const cleanUp = async () => (await hold.end().catch(() => {}), await c.end().catch(() => {}), await dropTables(db, names))
+  const unregister = onInterrupt(cleanUp)
   try {
     await c.query(MYSQL_READ_COMMITTED)
     await hold.query('START TRANSACTION WITH CONSISTENT SNAPSHOT')
@@ -88,8 +92,7 @@ SELECT UUID(), 'order.created', CONCAT('head-', seq), '{}', UTC_TIMESTAMP(6) FRO
     const today = await afterPurge(c, pick(names), repeats, held.fromMark.pages * 2)
     return {n, held, released: {today, history: await historyLength(c)}}
   } finally {
-    await hold.end().catch(() => {})
-    await c.end().catch(() => {})
-    await dropTables(db, names)
+    unregister()
+    await cleanUp()
   }
 }

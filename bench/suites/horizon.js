@@ -6,6 +6,7 @@
 // released, the tables VACUUMed, and the claim measured again. Also checked: (a)'s mark rule
 // against a producer that commits late. --quick: N = 2k and 10k.
 import {fmt, median} from '../lib.js'
+import {onInterrupt} from '../interrupt.js'
 import {dropTables, freshTables} from '../outbox.js'
 import {DIALECTS, driver} from '../lib-under-test.js'
 import {ensurePgDatabase, lib, MYSQL_URL, PG_URL, unreachable} from '../servers.js'
@@ -72,6 +73,13 @@ async function oneSize(admin, db, n) {
   const moved = await freshTables(db, 'hzc')
   await admin.query(`CREATE TABLE ${moved.outbox}_published (LIKE ${moved.outbox})`)
   const hold = new pg.Client({connectionString: PG_URL})
+  const cleanUp = async () => {
+    await hold.end().catch(() => {})
+    await admin.query(`DROP TABLE IF EXISTS ${moved.outbox}_published`).catch(() => {})
+    await dropTables(db, today)
+    await dropTables(db, moved)
+  }
+  const unregister = onInterrupt(cleanUp)
   await hold.connect()
   try {
     await hold.query('BEGIN')
@@ -101,10 +109,8 @@ async function oneSize(admin, db, n) {
     const noPartial = await measure(admin, designs.todaysClaim(today))
     return {n, held, vacuumed, noPartial, deadTuples: Object.fromEntries(dead.map((r) => [r.relname === today.outbox ? 'today' : 'moved', r.dead]))}
   } finally {
-    await hold.end().catch(() => {})
-    await admin.query(`DROP TABLE IF EXISTS ${moved.outbox}_published`).catch(() => {})
-    await dropTables(db, today)
-    await dropTables(db, moved)
+    unregister()
+    await cleanUp()
   }
 }
 
@@ -116,6 +122,8 @@ async function oneSize(admin, db, n) {
 async function lateCommit(admin, db) {
   const names = await freshTables(db, 'hzl')
   const late = new pg.Client({connectionString: PG_URL})
+  const cleanUp = async () => (await late.end().catch(() => {}), await dropTables(db, names))
+  const unregister = onInterrupt(cleanUp)
   await late.connect()
   try {
     await late.query('BEGIN')
@@ -132,8 +140,8 @@ async function lateCommit(admin, db) {
     await admin.query('ROLLBACK')
     return {lateCreatedAt: created, naiveMark: naive, naiveSkips: order.naive_skips, mark, markKeeps: order.mark_keeps, claimedAfterCommit: claimed.includes(rows[0].id)}
   } finally {
-    await late.end().catch(() => {})
-    await dropTables(db, names)
+    unregister()
+    await cleanUp()
   }
 }
 

@@ -13,6 +13,7 @@
 // --faults=kill,cut, --producers=N. --quick: 20 s phases.
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
+import {onInterrupt} from '../interrupt.js'
 import {dropTables, freshTables} from '../outbox.js'
 import {gauges, holdHorizon, session, startProducers, startReaders} from '../pressure-load.js'
 import {RelaySet} from '../pressure-relays.js'
@@ -85,8 +86,7 @@ async function run(dialect, config, log) {
     await admin.run(`DROP TABLE IF EXISTS ${names.outbox}_orders`).catch(() => {})
     await dropTables(db, names)
   }
-  const onInterrupt = () => dropAll().finally(() => process.exit(130))
-  process.once('SIGINT', onInterrupt)
+  const unregister = onInterrupt(dropAll)
   const phases = []
   try {
     relays.start()
@@ -136,7 +136,7 @@ async function run(dialect, config, log) {
     writeFileSync(join(new URL('../results', import.meta.url).pathname, `pressure-${dialect}.svg`), pressureSvg({title: `outbox relay x${RELAYS} under pressure: ${dialect === 'postgres' ? 'PostgreSQL' : 'MariaDB'}, target ${config.rate} events/s`, series, phases}))
     return {dialect, phases: figures, series, totals: {committed: committed.size, published: published.size, lost, duplicates: duplicates.length, unpublishedRows: Number(left.n), producerErrors: producers.stats.errors, producerLastError: producers.stats.lastError, relayExits: relays.exits, kills: relays.kills, connectionsCut: cuts}}
   } finally {
-    process.removeListener('SIGINT', onInterrupt)
+    unregister()
     await dropAll()
     await admin.end()
     await db.close()
