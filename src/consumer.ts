@@ -65,7 +65,7 @@ export class Consumer<E extends object = Db> {
    * With @opentelemetry/api, inside a CONSUMER span whose parent is the event's traceparent;
    * `source` names the broker the event came from in that span.
    */
-  handle(event: InboxEvent, effect: (tx: TransactionOf<E>) => Promise<void>, source?: MessageSource): Promise<ConsumeOutcome> {
+  async handle(event: InboxEvent, effect: (tx: TransactionOf<E>) => Promise<void>, source?: MessageSource): Promise<ConsumeOutcome> {
     return inProcessSpan(event, this.options.consumer, source, () => this.handleOnce(event, effect))
   }
 
