@@ -35,6 +35,16 @@ export class Handoff<T> {
     return new Promise((resolve, reject) => this.waiters.push({resolve, reject}))
   }
 
+  /** Up to max items that wait now, from the head while accept says yes: waits for none. */
+  take(max: number, accept: (item: T) => boolean): T[] {
+    if (this.failure !== undefined) return []
+    let n = 0
+    while (n < max && n < this.items.length && accept(this.items[n])) n++
+    const taken = this.items.splice(0, n)
+    if (n > 0) this.spaceWaiter?.()
+    return taken
+  }
+
   /** For pumps: resolves once fewer than `limit` items wait to be taken (or the handoff ended). */
   async space(limit: number): Promise<void> {
     while (!this.ended && this.failure === undefined && this.items.length >= limit) await new Promise<void>((resolve) => (this.spaceWaiter = resolve))

@@ -10,7 +10,7 @@ import {decodeNats} from './decode.js'
 import {decodeOrReason} from './event.js'
 import {Handoff} from './handoff.js'
 import {DEFAULT_MAX_ATTEMPTS, type ConsumeSummary, type Delivery, type DeliverySource} from './loop.js'
-import {BROKER_LOST_HINT, runOn, type RuntimeOptions} from './runtime.js'
+import {BROKER_LOST_HINT, inFlight, runOn, type RuntimeOptions} from './runtime.js'
 import {loadNats} from '../core/broker-clients.js'
 
 export interface NatsConsumeOptions {
@@ -39,7 +39,7 @@ export async function consumeNats<E extends object>(broker: NatsConsumeOptions, 
   const durable = broker.durable ?? options.consumer
   if (!/^[^.*>\s]+$/.test(durable)) throw new UsageError(`durable consumer name ${JSON.stringify(durable)} may not contain '.', '*', '>' or spaces`, 'Pick another consumer name (or durable)')
   if (!broker.stream) throw new UsageError('the NATS runtime needs the stream', 'e.g. {stream: "ORDERS"} (--stream), the relay\'s --stream')
-  return runOn(() => openNatsSource({...broker, durable}, options.concurrency ?? 1, options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS), options)
+  return runOn(() => openNatsSource({...broker, durable}, inFlight(options), options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS), options)
 }
 
 export async function openNatsSource(broker: NatsConsumeOptions & {durable: string}, prefetch: number, maxAttempts: number): Promise<DeliverySource> {
@@ -74,7 +74,8 @@ export async function openNatsSource(broker: NatsConsumeOptions & {durable: stri
     const pump = (async () => {
       try {
         while (!stopping) {
-          await handoff.space(prefetch)
+          // refill once half is taken: one pull for many messages, not one per message taken
+          await handoff.space(Math.ceil(prefetch / 2))
           if (stopping) break
           const batch = await consumer.fetch({max_messages: Math.max(1, prefetch - handoff.size), expires: FETCH_EXPIRES_MS})
           for await (const m of batch) if (!handoff.push(delivery(m))) m.nak()
@@ -85,6 +86,7 @@ export async function openNatsSource(broker: NatsConsumeOptions & {durable: stri
     })()
     return {
       next: () => handoff.next(),
+      ready: (max, accept) => handoff.take(max, accept),
       async stop() {
         stopping = true
         // received, not handed out: back at once; the pull in flight ends within FETCH_EXPIRES_MS and the pump naks what it brings

@@ -11,7 +11,7 @@ import {decodeRedis} from './decode.js'
 import {decodeOrReason} from './event.js'
 import {Handoff} from './handoff.js'
 import type {ConsumeSummary, Delivery, DeliverySource} from './loop.js'
-import {pause, quietly, runOn, type RuntimeOptions} from './runtime.js'
+import {inFlight, pause, quietly, runOn, type RuntimeOptions} from './runtime.js'
 import {loadRedis} from '../core/broker-clients.js'
 
 export interface RedisConsumeOptions {
@@ -61,7 +61,7 @@ interface RedisClient {
 export const DEFAULT_CLAIM_IDLE_MS = 30_000
 
 export async function consumeRedis<E extends object>(broker: RedisConsumeOptions, options: RuntimeOptions<E>): Promise<ConsumeSummary> {
-  return runOn(() => openRedisSource(broker, options.consumer, options.concurrency ?? 1), options)
+  return runOn(() => openRedisSource(broker, options.consumer, inFlight(options)), options)
 }
 
 export async function openRedisSource(broker: RedisConsumeOptions, consumer: string, prefetch: number): Promise<DeliverySource> {
@@ -139,7 +139,7 @@ export async function openRedisSource(broker: RedisConsumeOptions, consumer: str
     let nextSweep = 0
     while (!stopped.signal.aborted) {
       try {
-        await handoff.space(prefetch)
+        await handoff.space(Math.ceil(prefetch / 2)) // refill once half is taken: one read for many entries
         if (stopped.signal.aborted) break
         if (Date.now() >= nextSweep) {
           const claimed = await client.xAutoClaim(stream, group, me, claimIdleMs, claimCursor, {COUNT: prefetch})
@@ -160,6 +160,7 @@ export async function openRedisSource(broker: RedisConsumeOptions, consumer: str
 
   return {
     next: () => handoff.next(),
+    ready: (max, accept) => handoff.take(max, accept),
     async stop() {
       stopped.abort()
       for (const timer of retries) clearTimeout(timer)

@@ -21,6 +21,24 @@ export interface RuntimeOptions<E extends object = any> extends Omit<LoopOptions
   dialect?: ConsumerOptions['dialect']
 }
 
+/**
+ * Most deliveries in one inbox transaction when maxBatch is not given: one COMMIT (one WAL flush)
+ * paid for up to 16 events (BENCHMARKS.md, consumer throughput). Well below PostgreSQL's 64
+ * subtransactions a backend keeps in shared memory (one per savepoint that wrote).
+ */
+export const DEFAULT_MAX_BATCH = 16
+export const MAX_BATCH_LIMIT = 64
+
+/** Deliveries in one transaction: 1 with checkVersion (each event takes its aggregate's lock in a transaction of its own). */
+export function batchSize(options: Pick<RuntimeOptions, 'maxBatch' | 'checkVersion'>): number {
+  return options.checkVersion ? 1 : (options.maxBatch ?? DEFAULT_MAX_BATCH)
+}
+
+/** Deliveries the loop may hold in its transactions at once: concurrency x batch. A source keeps as many waiting. */
+export function inFlight(options: Pick<RuntimeOptions, 'maxBatch' | 'checkVersion' | 'concurrency'>): number {
+  return (options.concurrency ?? 1) * batchSize(options)
+}
+
 /** Refuses bad bounds before anything connects. */
 export function checkRuntimeOptions(options: RuntimeOptions): void {
   if (!options.consumer) throw new UsageError('consumer name is required', "e.g. {consumer: 'billing'}")
@@ -32,6 +50,8 @@ export function checkRuntimeOptions(options: RuntimeOptions): void {
   positive('concurrency')
   positive('maxAttempts')
   positive('maxEvents')
+  positive('maxBatch')
+  if ((options.maxBatch ?? 0) > MAX_BATCH_LIMIT) throw new UsageError(`maxBatch must be at most ${MAX_BATCH_LIMIT}, got ${options.maxBatch}`, 'Each delivery of a batch is a savepoint: keep a transaction well under 64 of them')
   if (options.retryDelayMs !== undefined && !(options.retryDelayMs >= 0)) throw new UsageError(`retryDelayMs must be 0 or more, got ${options.retryDelayMs}`)
 }
 
@@ -47,7 +67,7 @@ export async function inboxConsumer(options: RuntimeOptions): Promise<Consumer<o
 export async function runOn(open: () => Promise<DeliverySource>, options: RuntimeOptions): Promise<ConsumeSummary> {
   const consumer = await inboxConsumer(options)
   const source = await open()
-  return runLoop(source, {...options, consumer, databaseReachable: () => consumer.reachable()})
+  return runLoop(source, {...options, maxBatch: batchSize(options), consumer, databaseReachable: () => consumer.reachable()})
 }
 
 /** A promise that resolves after ms, or at once when the signal is aborted. */
