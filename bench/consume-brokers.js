@@ -153,7 +153,7 @@ async function amqp(tag) {
   return {
     queue,
     exchange,
-    publish: (events) => publishAll(new lib.AmqpPublisher({url, exchange}), events),
+    publish: (events) => publishAll(new lib.AmqpPublisher({target: url, exchange}), events),
     async plain(prefetch, s) {
       const conn = await amqplib.connect(url)
       const channel = await conn.createChannel()
@@ -182,7 +182,7 @@ async function nats(tag) {
   const prefix = `bench_consume_${tag}.`
   await jsm.streams.add({name: stream, subjects: [`${prefix}>`]})
   return {
-    publish: (events) => publishAll(new lib.NatsPublisher({url, subjectPrefix: prefix, stream}), events),
+    publish: (events) => publishAll(new lib.NatsPublisher({target: url, subjectPrefix: prefix, stream}), events),
     async plain(prefetch, s) {
       // the idiomatic pull consumer: consume() keeps up to max_messages pulled ahead
       const durable = 'plain'
@@ -218,7 +218,7 @@ async function redis(tag) {
   await admin.connect()
   const stream = `bench_consume_${tag}`
   return {
-    publish: (events) => publishAll(new lib.RedisPublisher({url, stream}), events),
+    publish: (events) => publishAll(new lib.RedisPublisher({target: url, stream}), events),
     async plain(prefetch, s) {
       const c = createClient({url})
       await c.connect()

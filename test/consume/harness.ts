@@ -45,7 +45,7 @@ async function amqp(db: RuntimeOptions['db']): Promise<Topology> {
   const dead: DeadLetter[] = []
   const topology: Topology = {
     cliFlags: ['--queue', queue, '--exchange', exchange],
-    publish: (events) => published(new AmqpPublisher({url, exchange, timeoutMs: 3000}), events),
+    publish: (events) => published(new AmqpPublisher({target: url, exchange, timeoutMs: 3000}), events),
     async publishForeign() {
       admin.publish(exchange, 'order.created', Buffer.from('hello'), {})
     },
@@ -90,7 +90,7 @@ async function nats(db: RuntimeOptions['db']): Promise<Topology> {
   })()
   return {
     cliFlags: ['--stream', stream],
-    publish: (events) => published(new NatsPublisher({url, subjectPrefix: prefix, stream, timeoutMs: 3000}), events),
+    publish: (events) => published(new NatsPublisher({target: url, subjectPrefix: prefix, stream, timeoutMs: 3000}), events),
     async publishForeign() {
       await nc.jetstream().publish(`${prefix}order.created`, new TextEncoder().encode('hello'))
     },
@@ -118,7 +118,7 @@ async function redis(db: RuntimeOptions['db']): Promise<Topology> {
   const stream = uniqueName('consume')
   return {
     cliFlags: ['--stream', stream],
-    publish: (events) => published(new RedisPublisher({url, stream, timeoutMs: 3000}), events),
+    publish: (events) => published(new RedisPublisher({target: url, stream, timeoutMs: 3000}), events),
     async publishForeign() {
       await client.xAdd(stream, '*', {body: 'hello'})
     },
