@@ -11,7 +11,7 @@ export default class ConsumeCommand extends OutboxCommand {
 
 A handler error gives the message back for another delivery after --retry-delay; at --max-attempts deliveries it is dead-lettered (RabbitMQ: the queue's dead-letter exchange into <queue>.dead-letter; NATS: +TERM; Redis: the stream <stream>:dead; HTTP: a 500, so the relay retries and fails the event after its own --max-attempts). A message that is no outbox event is dead-lettered at once. A database that cannot be reached dead-letters nothing: the message is held until it answers.
 
-Runs until SIGTERM or SIGINT (then the handlers in flight finish and are acked, nothing else is, exit 0), or until --max-events messages were settled: exit 0 when every one was applied (or skipped as a duplicate or stale), 1 when some were dead-lettered, with one line saying how many; a signal before that exits 143/130. Logs go to stderr, the summary to stdout (--json for JSON).
+Runs until SIGTERM or SIGINT (then the transactions in flight finish, each with its whole batch, and are acked; nothing else is; exit 0), or until --max-events messages were settled: exit 0 when every one was applied (or skipped as a duplicate or stale), 1 when some were dead-lettered, with one line saying how many; a signal before that exits 143/130. Logs go to stderr, the summary to stdout (--json for JSON).
 
 Exit codes: 0 stopped by SIGTERM/SIGINT, or --max-events settled with none dead-lettered, 1 --max-events settled with some dead-lettered, 2 bad input, an unreachable database or broker, a broker connection lost or --timeout reached, 130/143 stopped by SIGINT/SIGTERM before --max-events.`
   static override examples = [

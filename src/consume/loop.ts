@@ -63,7 +63,7 @@ export interface LoopOptions {
   retryDelayMs?: number
   /** stop once this many messages were settled (acked or dead-lettered) */
   maxEvents?: number
-  /** abort to stop: in-flight handlers finish and are acked, nothing else is taken */
+  /** abort to stop: the transactions in flight (whole batches) finish and are acked, nothing else is taken */
   signal?: AbortSignal
   /** true when the database answers; asked after a failure, to tell an outage from a handler error */
   databaseReachable?: () => Promise<boolean>
