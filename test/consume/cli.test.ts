@@ -143,7 +143,7 @@ for (const name of ['amqp', 'nats', 'redis'] as BrokerName[]) {
       const events = claimed(60, tag())
       await t.publish(events)
       const ids = events.map((e) => e.id)
-      const args = ['consume', ...dbFlags(), '--from', b.url, ...t.cliFlags, '--consumer', 'cli-kill', '--handler', handler, '--concurrency', '4', ...quick]
+      const args = ['consume', ...dbFlags(), '--from', b.url, ...t.cliFlags, '--consumer', 'cli-kill', '--handler', handler, '--concurrency', '4', '--batch', '4', ...quick] // at most 16 in flight: the kill lands mid-stream
       const applied = () => appliedOf(ids)
       const first = cliAsync(args, env(30))
       await until(async () => (await applied()) >= 15, 30_000, 'the first consumer to apply 15 events')
