@@ -12,6 +12,11 @@ export class Handoff<T> {
     return this.items.length
   }
 
+  /** the items waiting to be taken, oldest first (a copy) */
+  get pending(): readonly T[] {
+    return [...this.items]
+  }
+
   /** how many workers wait for an item right now */
   get waiting(): number {
     return this.waiters.length

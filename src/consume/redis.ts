@@ -11,7 +11,7 @@ import {decodeRedis} from './decode.js'
 import {decodeOrReason} from './event.js'
 import {Handoff} from './handoff.js'
 import type {ConsumeSummary, Delivery, DeliverySource} from './loop.js'
-import {inFlight, pause, quietly, runOn, type RuntimeOptions} from './runtime.js'
+import {inFlight, keepWaitingAlive, pause, quietly, runOn, type RuntimeOptions} from './runtime.js'
 import {loadRedis} from '../core/broker-clients.js'
 
 export interface RedisConsumeOptions {
@@ -90,6 +90,7 @@ export async function openRedisSource(broker: RedisConsumeOptions, consumer: str
   const handoff = new Handoff<Delivery>()
   const stopped = new AbortController()
   const retries = new Set<NodeJS.Timeout>()
+  const keepAliveMs = Math.max(100, Math.floor(claimIdleMs / 3))
 
   const delivery = (entry: Entry, attempt: number): Delivery => {
     return {
@@ -112,7 +113,7 @@ export async function openRedisSource(broker: RedisConsumeOptions, consumer: str
         await client.multi().xAdd(dead, '*', fields).xAck(stream, group, entry.id).exec()
       },
       // a handler that runs long keeps its entry from being taken over (JUSTID: no delivery counted)
-      keepAlive: {everyMs: Math.max(100, Math.floor(claimIdleMs / 3)), touch: () => void client.xClaimJustId(stream, group, me, 0, entry.id).catch(() => {})},
+      keepAlive: {everyMs: keepAliveMs, touch: () => void client.xClaimJustId(stream, group, me, 0, entry.id).catch(() => {})},
     }
   }
 
@@ -157,12 +158,14 @@ export async function openRedisSource(broker: RedisConsumeOptions, consumer: str
     }
   }
   const pumping = pump().catch((error) => handoff.fail(error))
+  const stopKeepAlive = keepWaitingAlive(handoff, keepAliveMs)
 
   return {
     next: () => handoff.next(),
     ready: (max, accept) => handoff.take(max, accept),
     async stop() {
       stopped.abort()
+      stopKeepAlive()
       for (const timer of retries) clearTimeout(timer)
       retries.clear()
       handoff.end() // received, not handed out: they stay pending for us, read back first at a restart
@@ -171,6 +174,7 @@ export async function openRedisSource(broker: RedisConsumeOptions, consumer: str
     },
     async close() {
       stopped.abort()
+      stopKeepAlive()
       quietly(() => reader.destroy())
       await client.close().catch(() => quietly(() => client.destroy()))
     },

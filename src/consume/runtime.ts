@@ -2,7 +2,8 @@
 // inbox lives, the consumer's name, the handler and the loop's bounds.
 import {Consumer, type ConsumerOptions, type TransactionOf} from '../consumer.js'
 import {UsageError} from '../core/errors.js'
-import {runLoop, type ConsumeSummary, type DeliverySource, type EventHandler, type LoopOptions} from './loop.js'
+import type {Handoff} from './handoff.js'
+import {runLoop, type ConsumeSummary, type Delivery, type DeliverySource, type EventHandler, type LoopOptions} from './loop.js'
 
 export interface RuntimeOptions<E extends object = any> extends Omit<LoopOptions, 'consumer' | 'databaseReachable' | 'handler'> {
   /**
@@ -82,6 +83,19 @@ export function pause(ms: number, signal?: AbortSignal): Promise<void> {
     }
     signal?.addEventListener('abort', done, {once: true})
   })
+}
+
+/**
+ * Deliveries wait in the handoff while a batch's transaction runs (up to a batch of handlers):
+ * tell the broker, every everyMs, that they are not forgotten (NATS AckWait, Redis claim-idle),
+ * as the loop does for those in a transaction. Returns the stop.
+ */
+export function keepWaitingAlive(handoff: Handoff<Delivery>, everyMs: number): () => void {
+  const timer = setInterval(() => {
+    for (const d of handoff.pending) d.keepAlive?.touch()
+  }, everyMs)
+  timer.unref()
+  return () => clearInterval(timer)
 }
 
 /** What to do when the broker connection is lost under a running consumer. */
