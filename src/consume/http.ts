@@ -12,7 +12,7 @@ import {MessageDecodeError} from './event.js'
 import {errorText, type ConsumeSummary} from './loop.js'
 import {checkRuntimeOptions, type RuntimeOptions} from './runtime.js'
 
-export interface HttpReceiverOptions<E extends object = any> extends Omit<RuntimeOptions<E>, 'retryDelayMs' | 'maxAttempts' | 'signal'> {
+export interface HttpReceiverOptions<E extends object = any> extends Omit<RuntimeOptions<E>, 'retryDelayMs' | 'maxAttempts' | 'signal' | 'maxBatch'> {
   /** longest request body read (default 2 MiB); a longer one is a 413 */
   maxBodyBytes?: number
 }

@@ -45,7 +45,7 @@ async function amqp(db: RuntimeOptions['db']): Promise<Topology> {
   const queue = uniqueName('consume_q')
   const exchange = uniqueName('consume_x')
   const dead: DeadLetter[] = []
-  const publisher = () => new AmqpPublisher({url, exchange, timeoutMs: 3000})
+  const publisher = () => new AmqpPublisher({target: url, exchange, timeoutMs: 3000})
   const topology: Topology = {
     cliFlags: ['--queue', queue, '--exchange', exchange],
     publisher,
@@ -92,7 +92,7 @@ async function nats(db: RuntimeOptions['db']): Promise<Topology> {
   void (async () => {
     for await (const m of advisories) terminated.push(m.json())
   })()
-  const publisher = () => new NatsPublisher({url, subjectPrefix: prefix, stream, timeoutMs: 3000})
+  const publisher = () => new NatsPublisher({target: url, subjectPrefix: prefix, stream, timeoutMs: 3000})
   return {
     cliFlags: ['--stream', stream],
     publisher,
@@ -122,7 +122,7 @@ async function redis(db: RuntimeOptions['db']): Promise<Topology> {
   const client = createClient({url})
   await client.connect()
   const stream = uniqueName('consume')
-  const publisher = () => new RedisPublisher({url, stream, timeoutMs: 3000})
+  const publisher = () => new RedisPublisher({target: url, stream, timeoutMs: 3000})
   return {
     cliFlags: ['--stream', stream],
     publisher,
