@@ -97,14 +97,31 @@ export async function statusRowsRead(db: Db, names: TableNames, options: StatusO
   return rows
 }
 
+/**
+ * Every statement reads the same snapshot (Db.transaction's `snapshot`: one read-only
+ * REPEATABLE READ transaction, SQLite's read transaction), so an event a relay moves meanwhile
+ * is counted once: pending + failed + published add up in every report.
+ */
 export async function readStatus(db: Db, names: TableNames, options: StatusOptions): Promise<StatusReport> {
-  const now = await databaseNow(db)
-  const statements = await statusStatements(db, names, options, now)
-  const [pendingRows, failedRows, oldestRows, windowRows] = await Promise.all(
-    [statements.pending, statements.failed, statements.oldest, statements.window].map((statement) => db.query(statement)),
-  )
-  const byTypeWindow = statements.windowByType ? await db.query(statements.windowByType) : []
+  return db.transaction(async (tx) => {
+    const read = (statement: Sql) => tx.query(statement)
+    const now = await databaseNow({dialect: db.dialect, query: tx.query.bind(tx)})
+    const statements = await statusStatements(db, names, options, now)
+    const rows = {
+      pending: await read(statements.pending),
+      failed: await read(statements.failed),
+      oldest: await read(statements.oldest),
+      window: await read(statements.window),
+      windowByType: statements.windowByType ? await read(statements.windowByType) : [],
+    }
+    return report(db, names, options, now, rows)
+  }, {snapshot: true})
+}
 
+type StatusRows = Record<keyof StatusStatements, Record<string, unknown>[]>
+
+function report(db: Db, names: TableNames, options: StatusOptions, now: Date, rows: StatusRows): StatusReport {
+  const {pending: pendingRows, failed: failedRows, oldest: oldestRows, window: windowRows, windowByType: byTypeWindow} = rows
   const minutes = options.windowMs / 60_000
   const types = new Map<string, TypeStatus>()
   const entry = (type: string) => {
