@@ -146,7 +146,7 @@ for (const target of matrix) {
       const r = cli(['status', ...flags(), '--by', 'type'])
       expect(r.status).toBe(0)
       expect(r.stdout).toMatch(/│ a +│ 4 +│ 1 +│ 1 +│ 1 +│ 1 +│ 10m/)
-      for (const bad of [['--window', '5'], ['--max-pending', '-1'], ['--max-age', 'soon'], ['--watch', '2s']]) {
+      for (const bad of [['--window', '5'], ['--max-pending', '-1'], ['--max-age', 'soon'], ['--watch', '2s', '--json']]) {
         const e = cli(['status', ...flags(), ...bad])
         expect(e.status, bad.join(' ')).toBe(2)
         expect(e.stderr.trim().split('\n')).toHaveLength(1)
