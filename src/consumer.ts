@@ -15,16 +15,19 @@ import {runUnderLock} from './db/lock.js'
 import {transactionHost, type TransactionOf} from './db/transactions.js'
 import type {TransactionHost} from './db/types.js'
 import {resolveTables} from './schema/tables.js'
+import {inProcessSpan, type MessageSource} from './tracing/process-span.js'
 
 export type {TransactionOf} from './db/transactions.js'
 
 export type ConsumeOutcome = 'applied' | 'duplicate' | 'stale'
 
-/** What handle() reads of an event: its id and aggregate fields. A ConsumedEvent is one. */
+/** What handle() reads of an event: its id, aggregate fields and trace headers. A ConsumedEvent is one. */
 export type InboxEvent = Pick<ConsumedEvent, 'id'> & {
   aggregateType?: ConsumedEvent['aggregateType']
   aggregateId?: ConsumedEvent['aggregateId'] | null
   aggregateVersion?: ConsumedEvent['aggregateVersion']
+  /** traceparent / tracestate: with @opentelemetry/api, handle's span continues that trace */
+  headers?: ConsumedEvent['headers'] | null
 }
 
 export interface ConsumerOptions {
@@ -57,8 +60,16 @@ export class Consumer<E extends object = Db> {
     this.names = resolveTables({table: t.outbox, inboxTable: t.inbox, archiveTable: t.archive, schema: t.schema}, this.host.dialect)
   }
 
-  /** Runs `effect` at most once per event id for this consumer, atomically with the inbox row. */
-  async handle(event: InboxEvent, effect: (tx: TransactionOf<E>) => Promise<void>): Promise<ConsumeOutcome> {
+  /**
+   * Runs `effect` at most once per event id for this consumer, atomically with the inbox row.
+   * With @opentelemetry/api, inside a CONSUMER span whose parent is the event's traceparent;
+   * `source` names the broker the event came from in that span.
+   */
+  async handle(event: InboxEvent, effect: (tx: TransactionOf<E>) => Promise<void>, source?: MessageSource): Promise<ConsumeOutcome> {
+    return inProcessSpan(event, this.options.consumer, source, () => this.handleOnce(event, effect))
+  }
+
+  private async handleOnce(event: InboxEvent, effect: (tx: TransactionOf<E>) => Promise<void>): Promise<ConsumeOutcome> {
     const {dialect} = this.host
     const version = event.aggregateVersion ?? null
     const checked = this.options.checkVersion && version !== null && event.aggregateId ? {version, aggregateId: event.aggregateId} : undefined

@@ -58,8 +58,8 @@ export {readStatus, statusStatements, statusRowsRead, type StatusStatements, typ
 export {checkThresholds, type Thresholds, type Breach} from './ops/thresholds.js'
 export {renderPrometheus} from './render/prometheus.js'
 export {listFailed, showEvent, type FailedFilter, type FailedList, type ShownEvent} from './ops/failed.js'
-export {replay, planReplay, checkSelection, type ReplaySelection, type ReplayOptions, type ReplayResult} from './ops/replay.js'
-export {archive, planArchive, DEFAULT_MIN_PUBLISHED_AGE_MS, type ArchiveOptions, type ArchiveResult} from './ops/archive.js'
+export {replay, planReplay, checkSelection, type ReplaySelection, type ReplayOptions, type ReplayPlan, type ReplayResult, type ReplayOutput} from './ops/replay.js'
+export {archive, planArchive, DEFAULT_MIN_PUBLISHED_AGE_MS, type ArchiveOptions, type ArchivePlan, type ArchiveResult, type ArchiveOutput} from './ops/archive.js'
 export type {StoredEvent, EventState, SampleEvent} from './ops/events.js'
 export type {Progress} from './ops/batches.js'
 // consume: the message contract read back (schemas/envelope.schema.json) and the runtimes

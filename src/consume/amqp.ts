@@ -71,9 +71,11 @@ export async function openAmqpSource(broker: AmqpConsumeOptions, consumer: strin
     const retries = new Map<NodeJS.Timeout, () => void>()
     const seen = new Map<string, number>() // deliveries per message id, for queues that keep no count
     const settled = (message: Message) => message.properties.messageId && seen.delete(message.properties.messageId)
+    const source = {system: 'rabbitmq', destination: n.queue}
     const delivery = (message: Message): Delivery => {
       return {
         event: decodeOrReason(() => decodeAmqp(message)),
+        source,
         attempt: attemptOf(message, seen),
         ack: async () => {
           channel.ack(message)

@@ -6,6 +6,7 @@
 import type {Consumer, ConsumeOutcome} from '../consumer.js'
 import type {RelayLogger} from '../relay/relay.js'
 import {MessageDecodeError, type ConsumedEvent} from './event.js'
+import type {MessageSource} from '../tracing/process-span.js'
 
 /**
  * The handler: the effect of one event, inside the inbox transaction `tx`, the app's own
@@ -25,6 +26,8 @@ export interface Delivery {
   retry(reason: string, delayMs: number): Promise<void>
   /** out of the queue for good, where the broker keeps dead letters */
   deadLetter(reason: string): Promise<void>
+  /** the broker and queue, subject or stream it came from, for the consumer's span */
+  source?: MessageSource
   /** while the handler runs: tell the broker not to redeliver yet (NATS AckWait) */
   keepAlive?: {everyMs: number; touch(): void}
 }
@@ -115,7 +118,7 @@ export async function runLoop(source: DeliverySource, options: LoopOptions): Pro
     for (let outage = 0; ; outage++) {
       let outcome: ConsumeOutcome
       try {
-        outcome = await withKeepAlive(delivery, () => options.consumer.handle(event, (tx) => options.handler(event, tx)))
+        outcome = await withKeepAlive(delivery, () => options.consumer.handle(event, (tx) => options.handler(event, tx), delivery.source))
       } catch (error) {
         const reason = errorText(error)
         if (options.databaseReachable && !(await options.databaseReachable().catch(() => false))) {

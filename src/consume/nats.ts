@@ -61,6 +61,7 @@ export async function openNatsSource(broker: NatsConsumeOptions & {durable: stri
     const delivery = (m: JsMsg): Delivery => {
       return {
         event: decodeOrReason(() => decodeNats(m)),
+        source: {system: 'nats', destination: m.subject},
         attempt: m.info.deliveryCount,
         ack: async () => m.ack(),
         retry: async (_reason, delayMs) => m.nak(delayMs),

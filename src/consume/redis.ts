@@ -91,9 +91,11 @@ export async function openRedisSource(broker: RedisConsumeOptions, consumer: str
   const stopped = new AbortController()
   const retries = new Set<NodeJS.Timeout>()
 
+  const source = {system: 'redis', destination: stream}
   const delivery = (entry: Entry, attempt: number): Delivery => {
     return {
       event: decodeOrReason(() => decodeRedis(entry.message)),
+      source,
       attempt,
       ack: async () => void (await client.xAck(stream, group, entry.id)),
       retry: async (_reason, delayMs) => {
