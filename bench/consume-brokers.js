@@ -3,7 +3,7 @@
 //   plain(prefetch, sink)  the broker's plain client handing each message to a sink: receive +
 //                          ack only (the ceiling), or a hand-written transaction on a bare pg
 //                          Client per message (perMessage) or per batch of messages (batched)
-//   runtime(options)       our runtime (consumeAmqp / consumeNats / consumeRedis)
+//   runtime(options, lib)  our runtime (consumeAmqp / consumeNats / consumeRedis) of that build
 // Names are unique to the run (bench_consume_<tag>) and everything is deleted by cleanup().
 import {randomBytes} from 'node:crypto'
 import {driver, lib} from './lib-under-test.js'
@@ -102,10 +102,10 @@ export function perMessage(n, work, clients = []) {
 
 /**
  * Several messages in one transaction: messages gather while the previous batch's transaction
- * runs; each batch is workBatch(client, ids) (one transaction, a savepoint per message), then
+ * runs (at most max); each batch is workBatch(client, ids) (one transaction, a savepoint per message), then
  * every message of it is acked. One batch at a time, on one pg client.
  */
-export function batched(n, workBatch, client) {
+export function batched(n, workBatch, client, max = Infinity) {
   const s = sink(n)
   const waiting = []
   let running = false
@@ -113,7 +113,7 @@ export function batched(n, workBatch, client) {
     running = true
     try {
       while (waiting.length) {
-        const batch = waiting.splice(0)
+        const batch = waiting.splice(0, max)
         await workBatch(client, batch.map((m) => m.id))
         await Promise.all(batch.map((m) => m.ack()))
         for (const m of batch) s.acked(), m.settled()
@@ -153,7 +153,7 @@ async function amqp(tag) {
   return {
     queue,
     exchange,
-    publish: (events) => publishAll(new lib.AmqpPublisher({url, exchange}), events),
+    publish: (events) => publishAll(new lib.AmqpPublisher({target: url, exchange}), events),
     async plain(prefetch, s) {
       const conn = await amqplib.connect(url)
       const channel = await conn.createChannel()
@@ -164,7 +164,7 @@ async function amqp(tag) {
       await conn.close()
       return s.clock
     },
-    runtime: (options) => lib.consumeAmqp({url, queue, exchange}, options),
+    runtime: (options, library = lib) => library.consumeAmqp({url, queue, exchange}, options),
     async cleanup() {
       for (const name of [queue, deadLetter]) await admin.deleteQueue(name).catch(() => {})
       for (const name of [exchange, deadLetter]) await admin.deleteExchange(name).catch(() => {})
@@ -182,7 +182,7 @@ async function nats(tag) {
   const prefix = `bench_consume_${tag}.`
   await jsm.streams.add({name: stream, subjects: [`${prefix}>`]})
   return {
-    publish: (events) => publishAll(new lib.NatsPublisher({url, subjectPrefix: prefix, stream}), events),
+    publish: (events) => publishAll(new lib.NatsPublisher({target: url, subjectPrefix: prefix, stream}), events),
     async plain(prefetch, s) {
       // the idiomatic pull consumer: consume() keeps up to max_messages pulled ahead
       const durable = 'plain'
@@ -203,7 +203,7 @@ async function nats(tag) {
       await nc.flush()
       return s.clock
     },
-    runtime: (options) => lib.consumeNats({url, stream}, options),
+    runtime: (options, library = lib) => library.consumeNats({url, stream}, options),
     async cleanup() {
       await jsm.streams.delete(stream).catch(() => {})
       await nc.close().catch(() => {})
@@ -218,7 +218,7 @@ async function redis(tag) {
   await admin.connect()
   const stream = `bench_consume_${tag}`
   return {
-    publish: (events) => publishAll(new lib.RedisPublisher({url, stream}), events),
+    publish: (events) => publishAll(new lib.RedisPublisher({target: url, stream}), events),
     async plain(prefetch, s) {
       const c = createClient({url})
       await c.connect()
@@ -231,7 +231,7 @@ async function redis(tag) {
       await c.close()
       return s.clock
     },
-    runtime: (options) => lib.consumeRedis({url, stream, consumerName: 'bench'}, options),
+    runtime: (options, library = lib) => library.consumeRedis({url, stream, consumerName: 'bench'}, options),
     async cleanup() {
       await admin.del([stream, `${stream}:dead`]).catch(() => {})
       await admin.close().catch(() => {})

@@ -5,8 +5,9 @@
 // `npm run bench -- --report`: only that rebuild (after merging branches that reran suites).
 // `npm run bench -- compare ...`: the same suites on two builds, side by side (bench/compare.js).
 //
-// A suite is bench/suites/<name>.js exporting `default async function ({quick, log})`
-// returning {title, markdown, raw}. Figures inside a suite are ratios against a baseline
+// A suite is bench/suites/<name>.js exporting `default async function ({quick, log, args})`
+// returning {title, markdown, raw}; args are the command line's, for a suite's own
+// `--name=value` options (pressure's phase lengths). Figures inside a suite are ratios against a baseline
 // measured in the same run, because this machine is shared and noisy.
 import {existsSync, readdirSync, writeFileSync} from 'node:fs'
 import {basename, join} from 'node:path'
@@ -40,15 +41,19 @@ if (!existsSync(ENTRY)) {
   process.exit(2)
 }
 
-const suites = readdirSync(suitesDir)
+// Suites that run only when named: pressure holds phases of minutes (about an hour in full,
+// 5 minutes quick), which would swamp the one-minute `--quick` run of every suite.
+const ON_REQUEST = ['pressure']
+
+const available = readdirSync(suitesDir)
   .filter((f) => f.endsWith('.js'))
   .map((f) => basename(f, '.js'))
-  .filter((name) => wanted.length === 0 || wanted.includes(name))
-  .sort()
+const suites = available.filter((name) => (wanted.length === 0 ? !ON_REQUEST.includes(name) : wanted.includes(name))).sort()
 if (wanted.length && suites.length !== wanted.length) {
-  console.error(`bench: unknown suite(s): ${wanted.filter((w) => !suites.includes(w)).join(', ')}`)
+  console.error(`bench: unknown suite(s): ${wanted.filter((w) => !available.includes(w)).join(', ')}`)
   process.exit(2)
 }
+if (wanted.length === 0) log(`(${ON_REQUEST.join(', ')}: run by name only, e.g. \`npm run bench -- ${ON_REQUEST[0]}\`)`)
 
 // Imported only now: it loads the compiled library, checked for above.
 const {machine} = await import('./machine.js')
@@ -60,7 +65,7 @@ for (const name of suites) {
   const started = Date.now()
   try {
     const {default: run} = await import(join(suitesDir, `${name}.js`))
-    const result = await run({quick, log: (line) => log(`   ${line}`)})
+    const result = await run({quick, log: (line) => log(`   ${line}`), args})
     const meta = {suite: name, quick, finishedAt: new Date().toISOString(), seconds: (Date.now() - started) / 1000, machine: host}
     timings.push(`${name} ${meta.seconds.toFixed(1)} s`)
     writeFileSync(join(resultsDir, `${name}.json`), JSON.stringify({...meta, raw: result.raw}, null, 2) + '\n')

@@ -2,7 +2,7 @@ import {existsSync, statSync} from 'node:fs'
 import {Flags} from '@oclif/core'
 import {duration, timePoint} from '../src/cli/flags.js'
 import {destructiveFlags, OpsCommand, opsFlags} from '../src/cli/ops-command.js'
-import type {ArchiveOptions, ArchiveResult} from '../src/ops/archive.js'
+import type {ArchiveOptions, ArchiveOutput} from '../src/ops/archive.js'
 
 export default class Archive extends OpsCommand {
   static override summary = 'Move published events created before a cutoff to the archive table (or delete them)'
@@ -24,7 +24,7 @@ Exit codes: 0 done, 2 bad input or a confirmation answered no (nothing changed),
     'to-file': Flags.string({description: 'also append the rows to this JSON Lines file', helpValue: 'FILE'}),
   }
 
-  async run(): Promise<ArchiveResult> {
+  async run(): Promise<ArchiveOutput> {
     const {flags} = await this.parse(Archive)
     const options: ArchiveOptions = {
       before: flags.before, // a duration stays text: read on the database clock
@@ -33,7 +33,7 @@ Exit codes: 0 done, 2 bad input or a confirmation answered no (nothing changed),
       toFile: flags['to-file'],
       batch: flags.batch,
     }
-    const {archive, planArchive, checkExportPath} = await import('../src/ops/archive.js')
+    const {archive, checkExportPath, nothingArchived, planArchive} = await import('../src/ops/archive.js')
     if (options.toFile) checkExportPath(options.toFile)
     this.requireYesWithoutTty(flags, 'archive')
     const settings = await this.connection(flags)
@@ -43,13 +43,14 @@ Exit codes: 0 done, 2 bad input or a confirmation answered no (nothing changed),
     const result = await this.withDb(settings, (db) =>
       this.planConfirmRun(flags, {
         plan: () => planArchive(db, settings.tables, options),
-        count: (plan) => plan.archived,
-        announce: (plan) => `${verb}: ${plan.archived} published event(s) created before ${plan.before}, published before ${plan.publishedBefore}${appending(options.toFile)}`,
-        question: (plan) => `${options.delete ? 'Delete' : 'Archive'} ${plan.archived} event(s)?`,
+        count: (plan) => plan.wouldArchive,
+        nothing: nothingArchived,
+        announce: (plan) => `${verb}: ${plan.wouldArchive} published event(s) created before ${plan.before}, published before ${plan.publishedBefore}${appending(options.toFile)}`,
+        question: (plan) => `${options.delete ? 'Delete' : 'Archive'} ${plan.wouldArchive} event(s)?`,
         progressVerb: options.delete ? 'deleted' : 'archived',
         // the cutoffs as planned, not re-evaluated against a later clock
         run: (plan, onProgress, signal) =>
-          archive(db, settings.tables, {...options, before: new Date(plan.before), publishedBefore: new Date(plan.publishedBefore), onProgress, signal}),
+          archive(db, settings.tables, {...options, dryRun: false, before: new Date(plan.before), publishedBefore: new Date(plan.publishedBefore), onProgress, signal}),
       }),
     )
     if (!this.jsonEnabled()) process.stdout.write(await renderArchive(result))

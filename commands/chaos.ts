@@ -20,7 +20,7 @@ Exit 0 only when every invariant held and every step was exercised; 1 otherwise.
 Exit codes: 0 every invariant held and every step was exercised, 1 a violation or a step not exercised, 2 bad input, an unreachable database or broker, or --timeout reached, 130/143 stopped by SIGINT/SIGTERM (no verdict; the run's scratch tables dropped).`
   static override examples = [
     '<%= config.bin %> chaos',
-    '<%= config.bin %> chaos --url postgres://postgres@127.0.0.1:5432/app --junit chaos.xml',
+    '<%= config.bin %> chaos --url postgres://postgres@127.0.0.1:5432/app --junit chaos.xml --report chaos.html',
     '<%= config.bin %> chaos --steps relay.after-send,consumer.after-commit --iterations 5 --seed 42',
     '<%= config.bin %> chaos --strategy dual-write-commit-first',
     '<%= config.bin %> chaos --consumer naive --scenarios none',
@@ -50,6 +50,7 @@ Exit codes: 0 every invariant held and every step was exercised, 1 a violation o
     scenario: Flags.string({description: 'ES module with your business write, effect and invariant (see README)', helpValue: 'FILE'}),
     broker: Flags.string({description: 'real broker between relay and consumer: amqp://..., nats://... or redis://... (default: loopback)', helpValue: 'URL'}),
     junit: Flags.string({description: 'also write a JUnit XML report (one testcase per step and scenario)', helpValue: 'FILE'}),
+    report: Flags.string({description: 'also write a self-contained HTML report: a timeline per run (a lane per process, kills, restarts, claims, deliveries, the database), violations marked', helpValue: 'FILE'}),
     'run-timeout': duration({description: 'give up on one run that has not drained after this long', default: '30s', helpValue: 'DURATION'}),
     keep: Flags.boolean({description: 'keep the scratch tables (and the SQLite file) for inspection'}),
   }
@@ -86,6 +87,7 @@ Exit codes: 0 every invariant held and every step was exercised, 1 a violation o
       broker: flags.broker,
       runTimeoutMs: flags['run-timeout'],
       keep: flags.keep,
+      history: flags.report !== undefined,
       onProgress: json ? undefined : chaosProgress(),
     })
       .catch((error) => {
@@ -101,6 +103,10 @@ Exit codes: 0 every invariant held and every step was exercised, 1 a violation o
     if (flags.junit) {
       const {renderJunit} = await import('../src/render/junit.js')
       writeFileSync(flags.junit, renderJunit(report))
+    }
+    if (flags.report) {
+      const [{renderChaosHtml}, {repeatCommand}] = await Promise.all([import('../src/render/chaos-html.js'), import('../src/render/chaos.js')])
+      writeFileSync(flags.report, renderChaosHtml(report, repeatCommand(this.config.bin, this.argv, seed)))
     }
     if (!json) process.stdout.write(await renderChaosReport(report))
     if (!report.ok) {

@@ -7,11 +7,11 @@ import type {ConsumeSummary} from '../src/consume/loop.js'
 
 export default class ConsumeCommand extends OutboxCommand {
   static override summary = 'Consume what the relay published: each event applied once through the inbox, acked only after its transaction committed'
-  static override description = `Reads from the broker --from names (amqp://, nats://, redis://, or http://HOST:PORT/PATH to receive the relay's POSTs) and runs the --handler module's default export, async (event, tx) => void, in one database transaction with the inbox row for (--consumer, event id): a redelivered event is skipped as a duplicate. tx is the driver's own object inside that transaction: the pg client (postgres://), the mysql2/promise connection (mysql://), the better-sqlite3 Database (sqlite:), as an app's own pool hands it to a Consumer effect. The broker's message is acknowledged only after that transaction committed.
+  static override description = `Reads from the broker --from names (amqp://, nats://, redis://, or http://HOST:PORT/PATH to receive the relay's POSTs) and runs the --handler module's default export, async (event, tx) => void, in one database transaction with the inbox row for (--consumer, event id): a redelivered event is skipped as a duplicate. tx is the driver's own object inside that transaction: the pg client (postgres://), the mysql2/promise connection (mysql://), the better-sqlite3 Database (sqlite:), as an app's own pool hands it to a Consumer effect. The broker's message is acknowledged only after that transaction committed. Messages that arrived while a transaction ran share the next one (up to --batch, default 16): each in a savepoint, so a handler error undoes its own message alone; one COMMIT for all of them, then every ack; a failed COMMIT acks none (they are delivered again, the inbox skips what had committed). With --check-version each message has a transaction of its own.
 
 A handler error gives the message back for another delivery after --retry-delay; at --max-attempts deliveries it is dead-lettered (RabbitMQ: the queue's dead-letter exchange into <queue>.dead-letter; NATS: +TERM; Redis: the stream <stream>:dead; HTTP: a 500, so the relay retries and fails the event after its own --max-attempts). A message that is no outbox event is dead-lettered at once. A database that cannot be reached dead-letters nothing: the message is held until it answers.
 
-Runs until SIGTERM or SIGINT (then the handlers in flight finish and are acked, nothing else is, exit 0), or until --max-events messages were settled: exit 0 when every one was applied (or skipped as a duplicate or stale), 1 when some were dead-lettered, with one line saying how many; a signal before that exits 143/130. Logs go to stderr, the summary to stdout (--json for JSON).
+Runs until SIGTERM or SIGINT (then the transactions in flight finish, each with its whole batch, and are acked; nothing else is; exit 0), or until --max-events messages were settled: exit 0 when every one was applied (or skipped as a duplicate or stale), 1 when some were dead-lettered, with one line saying how many; a signal before that exits 143/130. Logs go to stderr, the summary to stdout (--json for JSON).
 
 Exit codes: 0 stopped by SIGTERM/SIGINT, or --max-events settled with none dead-lettered, 1 --max-events settled with some dead-lettered, 2 bad input, an unreachable database or broker, a broker connection lost or --timeout reached, 130/143 stopped by SIGINT/SIGTERM before --max-events.`
   static override examples = [
@@ -30,6 +30,7 @@ Exit codes: 0 stopped by SIGTERM/SIGINT, or --max-events settled with none dead-
     consumer: Flags.string({description: 'the consumer\'s name: dedupe is per (consumer, event id); also the default queue, durable or group', required: true, helpValue: 'NAME'}),
     handler: Flags.string({description: 'module whose default export is async (event, tx) => void; tx: the pg client, mysql2 connection or better-sqlite3 Database in the transaction', required: true, helpValue: 'FILE'}),
     concurrency: positiveInt({description: 'messages handled at once', default: '1', helpValue: 'N', max: 256}),
+    batch: positiveInt({description: `most messages in one inbox transaction (default 16): those received while the last one ran, each in a savepoint (a handler error undoes that message alone), one COMMIT, every ack after it; 1: a transaction per message. Not for http://`, helpValue: 'N', max: 64}),
     'max-events': positiveInt({description: 'stop after this many messages were settled (acked or dead-lettered)', helpValue: 'N', max: Number.MAX_SAFE_INTEGER}),
     'max-attempts': positiveInt({description: 'deliveries of a message whose handler fails before it is dead-lettered', default: '5', helpValue: 'N', max: 1000}),
     'retry-delay': duration({description: 'wait before a message whose handler failed is delivered again', default: '1s', helpValue: 'DURATION'}),
@@ -57,9 +58,11 @@ Exit codes: 0 stopped by SIGTERM/SIGINT, or --max-events settled with none dead-
       if (flags[name] !== undefined && !only[kind].includes(name)) throw new UsageError(`--${name} does not apply to ${kind}`, `It is for ${Object.keys(only).filter((k) => only[k].includes(name)).join(' and ')}`)
     }
     if (flags.declare === false && kind !== 'amqp') throw new UsageError(`--no-declare does not apply to ${kind}`, 'It is for amqp')
+    if (flags.batch !== undefined && kind === 'http') throw new UsageError('--batch does not apply to http', 'Over HTTP each request is answered after a transaction of its own')
     if (kind === 'nats' && !flags.stream) throw new UsageError('--from nats:// needs --stream', 'e.g. --stream ORDERS, the relay\'s --stream')
     const options = {
       concurrency: flags.concurrency,
+      maxBatch: flags.batch,
       maxEvents: flags['max-events'],
       maxAttempts: flags['max-attempts'],
       retryDelayMs: flags['retry-delay'],

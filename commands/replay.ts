@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 import {idList, timePoint} from '../src/cli/flags.js'
 import {destructiveFlags, OpsCommand, opsFlags} from '../src/cli/ops-command.js'
 import {UsageError} from '../src/core/errors.js'
-import type {ReplayResult, ReplaySelection} from '../src/ops/replay.js'
+import type {ReplayOutput, ReplaySelection} from '../src/ops/replay.js'
 
 export default class Replay extends OpsCommand {
   static override summary = 'Make events deliverable again (a created_at range, failed events, or ids), keeping their ids'
@@ -30,7 +30,7 @@ Exit codes: 0 done (leased rows skipped are reported, not an error), 2 bad input
     'from-archive': Flags.boolean({description: 'move the matching events back from the archive table'}),
   }
 
-  async run(): Promise<ReplayResult> {
+  async run(): Promise<ReplayOutput> {
     // the flags are parsed and checked before anything connects: bad input changes nothing
     const {flags} = await this.parse(Replay)
     const selection: ReplaySelection = {
@@ -47,7 +47,7 @@ Exit codes: 0 done (leased rows skipped are reported, not an error), 2 bad input
     if (flags.since === undefined && flags.ids === undefined && !flags.failed) {
       throw new UsageError('replay needs --since, --ids or --failed', 'e.g. outbox replay --since 2h, or --failed, or --ids ID,ID')
     }
-    const {checkSelection, planReplay, replay} = await import('../src/ops/replay.js')
+    const {checkSelection, nothingReplayed, planReplay, replay} = await import('../src/ops/replay.js')
     checkSelection(selection)
     this.requireYesWithoutTty(flags, 'replay')
     const settings = await this.connection(flags)
@@ -56,10 +56,11 @@ Exit codes: 0 done (leased rows skipped are reported, not an error), 2 bad input
     const result = await this.withDb(settings, (db) =>
       this.planConfirmRun(flags, {
         plan: () => planReplay(db, settings.tables, selection),
-        count: (plan) => plan.replayed,
+        count: (plan) => plan.wouldReplay,
+        nothing: nothingReplayed,
         announce: (plan) =>
-          `replay: ${plan.replayed} event(s) to make deliverable again (${perType(plan.byType, cell)})${plan.skippedLeased ? `, ${plan.skippedLeased} leased (skipped)` : ''}${plan.alreadyInOutbox ? `, ${plan.alreadyInOutbox} already in the outbox (left in the archive)` : ''}`,
-        question: (plan) => `Replay ${plan.replayed} event(s)?`,
+          `replay: ${plan.wouldReplay} event(s) to make deliverable again (${perType(plan.byType, cell)})${plan.skippedLeased ? `, ${plan.skippedLeased} leased (skipped)` : ''}${plan.alreadyInOutbox ? `, ${plan.alreadyInOutbox} already in the outbox (left in the archive)` : ''}`,
+        question: (plan) => `Replay ${plan.wouldReplay} event(s)?`,
         progressVerb: 'replayed',
         // the range as planned: a relative --since must not move between the count and the run
         run: (plan, onProgress, signal) =>

@@ -42,7 +42,7 @@ Exit codes: 0 all within limits, 1 a threshold breached, 2 bad input, an unreach
     'max-age': duration({description: 'breach when the oldest pending event is older than this', helpValue: 'DURATION', helpGroup: 'THRESHOLD', allowZero: true}),
     'max-failed': nonNegativeInt({description: 'breach when failed exceeds N (0: any failed event)', helpValue: 'N', helpGroup: 'THRESHOLD', max: 1e12}),
     'max-latency-p99': duration({description: 'breach when the window p99 latency exceeds this', helpValue: 'DURATION', helpGroup: 'THRESHOLD', allowZero: true}),
-    watch: duration({description: 'redraw every interval on a terminal until Ctrl-C', helpValue: 'DURATION'}),
+    watch: duration({description: 'read again every interval until stopped: a terminal redraws with sparklines of pending, oldest age and p99; off one, a plain line per read', helpValue: 'DURATION'}),
   }
 
   protected override defaultTimeout(): number | undefined {
@@ -61,8 +61,8 @@ Exit codes: 0 all within limits, 1 a threshold breached, 2 bad input, an unreach
     const prometheus = flags.format === 'prometheus'
     if (prometheus && this.jsonEnabled()) throw new UsageError('--json and --format prometheus are two formats', 'Pick one')
     const watchMs = flags.watch
-    if (watchMs !== undefined && (!process.stdout.isTTY || this.jsonEnabled() || prometheus)) {
-      throw new UsageError('--watch redraws a terminal', 'Run status without --watch from scripts and cron (use --json or --format prometheus)')
+    if (watchMs !== undefined && (this.jsonEnabled() || prometheus)) {
+      throw new UsageError('--watch draws a terminal or writes plain lines', 'Use --json or --format prometheus without --watch')
     }
     const settings = await this.connection(flags)
     const {readStatus} = await import('../src/ops/status.js')
@@ -70,15 +70,35 @@ Exit codes: 0 all within limits, 1 a threshold breached, 2 bad input, an unreach
     const every = raw.find((token) => token.type === 'flag' && token.flag === 'watch')?.input // as the user wrote it
 
     return this.withDb(settings, async (db) => {
-      for (;;) {
+      const read = async () => {
         const report = await readStatus(db, settings.tables, options)
-        const breaches = checkThresholds(report, thresholds)
-        if (watchMs === undefined) return this.finish(report, breaches, prometheus)
-        const {renderStatus} = await import('../src/render/status.js')
-        process.stdout.write(`\x1b[2J\x1b[H${await renderStatus(report, breaches)}(every ${every}; Ctrl-C to stop)\n`)
-        await new Promise((resolve) => setTimeout(resolve, watchMs))
+        return {report, breaches: checkThresholds(report, thresholds)}
       }
+      if (watchMs === undefined) {
+        const {report, breaches} = await read()
+        return this.finish(report, breaches, prometheus)
+      }
+      return this.watch(read, watchMs, every)
     }, {readOnly: true})
+  }
+
+  /** Until a signal ends the process: redraws with sparklines on a terminal, a plain line per read off one. */
+  private async watch(read: () => Promise<{report: StatusReport; breaches: Breach[]}>, everyMs: number, every: string | undefined): Promise<never> {
+    const {renderStatus} = await import('../src/render/status.js')
+    const {statusLine, WatchHistory} = await import('../src/render/status-watch.js')
+    const history = new WatchHistory()
+    for (;;) {
+      const {report, breaches} = await read()
+      if (process.stdout.isTTY) {
+        history.add(report)
+        const width = Math.max(10, (process.stdout.columns ?? 80) - 30) // room for the label and the figure
+        process.stdout.write(`\x1b[2J\x1b[H${await renderStatus(report, breaches)}${history.render(width)}(every ${every}; Ctrl-C to stop)\n`)
+      } else {
+        process.stdout.write(statusLine(report))
+        for (const b of breaches) process.stderr.write(`outbox: threshold breached: ${b.message}\n`)
+      }
+      await new Promise((resolve) => setTimeout(resolve, everyMs))
+    }
   }
 
   private async finish(report: StatusReport, breaches: Breach[], prometheus: boolean) {

@@ -14,6 +14,13 @@ export interface BatchesPart {
   exactTime(column: string): string
   /** how archive and replay batches run on this database */
   readonly plan: BatchPlan
+  /**
+   * The statements, run in order on one connection, that open a read-only transaction whose
+   * reads all see one snapshot (Db.transaction's `snapshot` option): status's statements
+   * read in it, so an event moving between them is counted once. A REPEATABLE READ
+   * transaction where the database has one; SQLite: a deferred read transaction.
+   */
+  readonly snapshotBegin: readonly string[]
 }
 
 /**

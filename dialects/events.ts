@@ -21,6 +21,16 @@ export interface InboxRow {
   aggregateVersion: number | null
 }
 
+/** The statements around one delivery inside a consumer's batch transaction. */
+export interface SavepointSql {
+  /** marks the point a failed delivery rolls back to */
+  open(name: string): Sql
+  /** the delivery went through: forget the mark, keep its changes (they commit with the batch) */
+  release(name: string): Sql
+  /** the delivery failed: undo its changes since the mark (the mark itself stays; release it after) */
+  rollbackTo(name: string): Sql
+}
+
 export interface EventsPart {
   /** the producer's INSERT: created_at by the database clock at the insert itself */
   insertEvent(names: TableNames, row: NewEventRow): Sql
@@ -31,6 +41,11 @@ export interface EventsPart {
   inboxInsert(names: TableNames, row: InboxRow): Sql
   /** highest aggregate_version this consumer has applied for the aggregate (column max_version) */
   inboxMaxVersion(names: TableNames, consumer: string, aggregateType: string | null, aggregateId: string): Sql
+  /**
+   * a consumer's batch: one transaction for several deliveries, a savepoint around each one's
+   * inbox row and effect, so a handler's error undoes that delivery alone
+   */
+  readonly savepoint: SavepointSql
   /** the most bytes of JSON text the payload column can hold here (the producer's own default is lower) */
   readonly maxPayloadBytes: number
 }

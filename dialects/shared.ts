@@ -1,7 +1,7 @@
 // What every dialect builds its parts with: SQL that reads the same on each (parameterised by
 // the dialect's quoting and clock), column lists in the schema's order, driver error fields.
 // Only the dialect files call these.
-import type {ClaimOptions, TableNames} from './dialect.js'
+import type {ClaimOptions, SavepointSql, TableNames} from './dialect.js'
 import {ERROR_KINDS, type DbErrorKind} from './errors.js'
 import {compile, inline, join, raw, sql, type Raw, type Sql} from './sql.js'
 import type {RenderPart} from './render.js'
@@ -123,4 +123,15 @@ export function classifier(tests: Partial<Record<DbErrorKind, (e: ReturnType<typ
 /** The render members that follow from a dialect's placeholder and literal: printed and bound SQL come from one fragment. */
 export function fragmentRendering(placeholder: (index: number) => string, literal: (value: unknown) => string): Pick<RenderPart, 'placeholder' | 'literal' | 'compile' | 'inline'> {
   return {placeholder, literal, compile: (fragment) => compile(fragment, placeholder), inline: (fragment) => inline(fragment, literal)}
+}
+
+/**
+ * SAVEPOINT, RELEASE SAVEPOINT and ROLLBACK TO SAVEPOINT as the SQL standard spells them, which
+ * PostgreSQL, MySQL/MariaDB and SQLite all accept. The name is ours (a fixed identifier), never
+ * user input.
+ */
+export const STANDARD_SAVEPOINT: SavepointSql = {
+  open: (name) => sql`SAVEPOINT ${raw(name)}`,
+  release: (name) => sql`RELEASE SAVEPOINT ${raw(name)}`,
+  rollbackTo: (name) => sql`ROLLBACK TO SAVEPOINT ${raw(name)}`,
 }

@@ -15,17 +15,34 @@ import {runUnderLock} from './db/lock.js'
 import {transactionHost, type TransactionOf} from './db/transactions.js'
 import type {TransactionHost} from './db/types.js'
 import {resolveTables} from './schema/tables.js'
+import {inProcessSpan, type MessageSource} from './tracing/process-span.js'
 
 export type {TransactionOf} from './db/transactions.js'
 
 export type ConsumeOutcome = 'applied' | 'duplicate' | 'stale'
 
-/** What handle() reads of an event: its id and aggregate fields. A ConsumedEvent is one. */
+/** What handle() reads of an event: its id, aggregate fields and trace headers. A ConsumedEvent is one. */
 export type InboxEvent = Pick<ConsumedEvent, 'id'> & {
   aggregateType?: ConsumedEvent['aggregateType']
   aggregateId?: ConsumedEvent['aggregateId'] | null
   aggregateVersion?: ConsumedEvent['aggregateVersion']
+  /** traceparent / tracestate: with @opentelemetry/api, handle's span continues that trace */
+  headers?: ConsumedEvent['headers'] | null
 }
+
+/** One event of handleBatch and its effect. */
+export interface BatchItem<Tx = any> {
+  event: InboxEvent
+  effect: (tx: Tx) => Promise<void>
+  /** the broker it came from, for its tracing span */
+  source?: MessageSource
+}
+
+/** One event's result in handleBatch: its outcome (committed with the batch), or the error that undid it alone. */
+export type BatchResult = {outcome: ConsumeOutcome; error?: undefined} | {outcome?: undefined; error: unknown}
+
+// one name for every event's savepoint: each is released (or rolled back to and released) before the next
+const SAVEPOINT = 'outbox_event'
 
 export interface ConsumerOptions {
   /** the consumer's name: dedupe is per (consumer, event id) */
@@ -57,39 +74,87 @@ export class Consumer<E extends object = Db> {
     this.names = resolveTables({table: t.outbox, inboxTable: t.inbox, archiveTable: t.archive, schema: t.schema}, this.host.dialect)
   }
 
-  /** Runs `effect` at most once per event id for this consumer, atomically with the inbox row. */
-  async handle(event: InboxEvent, effect: (tx: TransactionOf<E>) => Promise<void>): Promise<ConsumeOutcome> {
-    const {dialect} = this.host
-    const version = event.aggregateVersion ?? null
-    const checked = this.options.checkVersion && version !== null && event.aggregateId ? {version, aggregateId: event.aggregateId} : undefined
-    const handle = async (q: Queryable, tx: unknown): Promise<ConsumeOutcome> => {
-      let stale = false
-      if (checked) {
-        const [row] = await q.query<{max_version: number | string | null}>(
-          dialect.events.inboxMaxVersion(this.names, this.options.consumer, event.aggregateType ?? null, checked.aggregateId),
-        )
-        stale = row?.max_version != null && Number(row.max_version) >= checked.version
-      }
-      const insert = dialect.events.inboxInsert(this.names, {
-        consumer: this.options.consumer,
-        eventId: event.id,
-        aggregateType: event.aggregateType ?? null,
-        aggregateId: event.aggregateId ?? null,
-        aggregateVersion: version,
-      })
-      // a dialect whose duplicate raises (MySQL) keeps the transaction going after it
-      const inserted = await q.execute(insert).catch((error) => (dialect.errors.isDuplicateKey(error) ? 0 : Promise.reject(error)))
-      if (inserted === 0) return 'duplicate'
-      if (stale) return 'stale'
-      await effect(tx as TransactionOf<E>)
-      failpoint('consumer.before-commit')
-      return 'applied'
-    }
-    if (!checked) return this.host.transaction(handle)
+  /**
+   * Runs `effect` at most once per event id for this consumer, atomically with the inbox row.
+   * With @opentelemetry/api, inside a CONSUMER span whose parent is the event's traceparent;
+   * `source` names the broker the event came from in that span.
+   */
+  async handle(event: InboxEvent, effect: (tx: TransactionOf<E>) => Promise<void>, source?: MessageSource): Promise<ConsumeOutcome> {
+    return inProcessSpan(event, this.options.consumer, source, () => this.handleOnce(event, effect))
+  }
+
+  private async handleOnce(event: InboxEvent, effect: (tx: TransactionOf<E>) => Promise<void>): Promise<ConsumeOutcome> {
+    const checked = this.versionCheck(event)
+    const record = (q: Queryable, tx: unknown) => this.record(q, tx, event, effect, checked)
+    if (!checked) return this.host.transaction(record)
     // one aggregate's events are checked one consumer at a time: else two handlers read the
     // same max version and both apply, the older over the newer
     const key = `outbox:${createHash('sha1').update(JSON.stringify([this.options.consumer, event.aggregateType ?? null, checked.aggregateId])).digest('hex').slice(0, 40)}`
-    return runUnderLock(this.host, {key, waitSeconds: 30, busy: `another consumer of aggregate ${checked.aggregateId}`}, handle)
+    return runUnderLock(this.host, {key, waitSeconds: 30, busy: `another consumer of aggregate ${checked.aggregateId}`}, record)
+  }
+
+  /**
+   * Several events in ONE transaction: one COMMIT (one WAL flush) for all. Each event's inbox
+   * row and effect run inside a savepoint, so an effect that throws undoes that event alone and
+   * the others commit: its result is {error}. Resolves once the transaction committed; throws
+   * when the transaction as a whole failed (BEGIN, COMMIT, a savepoint that could not be rolled
+   * back to): then nothing of the batch committed. With checkVersion (or one event) each event
+   * runs in a transaction of its own, as handle(), its error in its result.
+   */
+  async handleBatch(items: readonly BatchItem<TransactionOf<E>>[]): Promise<BatchResult[]> {
+    if (items.length <= 1 || this.options.checkVersion) {
+      const results: BatchResult[] = []
+      for (const item of items) results.push(await this.handle(item.event, item.effect, item.source).then((outcome) => ({outcome}), (error: unknown) => ({error})))
+      return results
+    }
+    const savepoint = this.host.dialect.events.savepoint
+    return this.host.transaction(async (q, tx) => {
+      const results: BatchResult[] = []
+      for (const item of items) {
+        await q.execute(savepoint.open(SAVEPOINT))
+        try {
+          // its span covers the event's own part; the COMMIT is the batch's, after every span
+          const outcome = await inProcessSpan(item.event, this.options.consumer, item.source, () => this.record(q, tx, item.event, item.effect, undefined))
+          await q.execute(savepoint.release(SAVEPOINT))
+          results.push({outcome})
+        } catch (error) {
+          // this event alone is undone; when even that fails the transaction is lost: the batch throws
+          await q.execute(savepoint.rollbackTo(SAVEPOINT))
+          await q.execute(savepoint.release(SAVEPOINT))
+          results.push({error})
+        }
+      }
+      return results
+    })
+  }
+
+  private versionCheck(event: InboxEvent): {version: number; aggregateId: string} | undefined {
+    const version = event.aggregateVersion ?? null
+    return this.options.checkVersion && version !== null && event.aggregateId ? {version, aggregateId: event.aggregateId} : undefined
+  }
+
+  /** In the open transaction: the inbox row (nothing for an id seen before), then the effect. */
+  private async record(q: Queryable, tx: unknown, event: InboxEvent, effect: (tx: TransactionOf<E>) => Promise<void>, checked: {version: number; aggregateId: string} | undefined): Promise<ConsumeOutcome> {
+    const {dialect} = this.host
+    let stale = false
+    if (checked) {
+      const [row] = await q.query<{max_version: number | string | null}>(dialect.events.inboxMaxVersion(this.names, this.options.consumer, event.aggregateType ?? null, checked.aggregateId))
+      stale = row?.max_version != null && Number(row.max_version) >= checked.version
+    }
+    const insert = dialect.events.inboxInsert(this.names, {
+      consumer: this.options.consumer,
+      eventId: event.id,
+      aggregateType: event.aggregateType ?? null,
+      aggregateId: event.aggregateId ?? null,
+      aggregateVersion: event.aggregateVersion ?? null,
+    })
+    // a dialect whose duplicate raises (MySQL) keeps the transaction going after it
+    const inserted = await q.execute(insert).catch((error) => (dialect.errors.isDuplicateKey(error) ? 0 : Promise.reject(error)))
+    if (inserted === 0) return 'duplicate'
+    if (stale) return 'stale'
+    await effect(tx as TransactionOf<E>)
+    failpoint('consumer.before-commit')
+    return 'applied'
   }
 
   /**

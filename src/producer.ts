@@ -6,6 +6,7 @@ import {UsageError} from './core/errors.js'
 import {serialiseHeaders, serialisePayload} from './schema/payload.js'
 import {resolveTables} from './schema/tables.js'
 import {isUuid, uuidv7} from './core/uuid.js'
+import {withActiveTraceContext} from './tracing/trace-context.js'
 
 export interface NewEvent {
   eventType: string
@@ -13,7 +14,10 @@ export interface NewEvent {
   payload: unknown
   aggregateType?: string | null
   aggregateVersion?: number | null
-  /** e.g. W3C traceparent / tracestate */
+  /**
+   * e.g. W3C traceparent / tracestate. With @opentelemetry/api the active span's are added,
+   * unless these hold a traceparent or tracestate of their own
+   */
   headers?: Record<string, string> | null
   /** your own id (a UUID); default: a time-ordered UUID v7 */
   id?: string
@@ -82,7 +86,8 @@ function statements(dialect: Dialect, event: NewEvent, options: ProducerOptions)
       aggregateId: event.aggregateId,
       aggregateVersion: event.aggregateVersion ?? null,
       payload: serialisePayload(event.payload, dialect.name, options.maxPayloadBytes),
-      headers: serialiseHeaders(event.headers),
+      // with @opentelemetry/api, the active span's traceparent, captured now (not when sent)
+      headers: serialiseHeaders(withActiveTraceContext(event.headers)),
     }),
   )
   const notify = dialect.relay.notify && options.notify !== false ? dialect.render.compile(dialect.relay.notify(notifyChannel(names))) : undefined

@@ -23,6 +23,9 @@ export const batches: BatchesPart = {
   // The claim index (published_at, failed_at, created_at, id) already serves status's
   // pending, failed and published-window ranges: no extra index on this dialect.
   secondsBetween: (from, to) => `(TIMESTAMPDIFF(MICROSECOND, ${from}, ${to}) / 1000000)`,
+  // the pool's sessions run at READ COMMITTED: SET TRANSACTION (no SESSION) changes the next
+  // transaction only; WITH CONSISTENT SNAPSHOT takes the snapshot at the start, not the first read
+  snapshotBegin: ['SET TRANSACTION ISOLATION LEVEL REPEATABLE READ', 'START TRANSACTION READ ONLY, WITH CONSISTENT SNAPSHOT'],
   // mysql2 parses DATETIME(6) into a millisecond Date; the cursor needs the microseconds.
   exactTime,
   plan,

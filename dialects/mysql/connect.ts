@@ -114,7 +114,7 @@ export async function open(url: string, options: OpenOptions = {}): Promise<Db> 
     async transaction(fn, options) {
       const connection = (await acquire()).promise()
       try {
-        await connection.query('START TRANSACTION')
+        for (const begin of options?.snapshot ? dialect.batches.snapshotBegin : ['START TRANSACTION']) await connection.query(begin)
         const tx = queryable(connection)
         if (options?.first) await tx.execute(options.first)
         const result = await fn(tx, connection)

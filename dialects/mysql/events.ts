@@ -1,5 +1,5 @@
 // mysql: the producer's INSERT and the consumer's inbox statements.
-import {sameAggregateType} from '../shared.js'
+import {sameAggregateType, STANDARD_SAVEPOINT} from '../shared.js'
 import type {EventsPart, InboxRow, NewEventRow} from '../dialect.js'
 import {raw, sql} from '../sql.js'
 import {NOW, table} from './render.js'
@@ -18,6 +18,7 @@ VALUES (${row.consumer}, ${row.eventId}, ${row.aggregateType}, ${row.aggregateId
   inboxMaxVersion: (names, consumer, aggregateType, aggregateId) =>
     sql`SELECT MAX(aggregate_version) AS max_version FROM ${raw(table(names, 'inbox'))}
 WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggregateType(aggregateType)}`,
+  savepoint: STANDARD_SAVEPOINT,
   // a statement must fit max_allowed_packet: 16 MiB by default on MariaDB (64 MiB on MySQL 8)
   maxPayloadBytes: 16 * 1024 * 1024 - 64 * 1024,
 }

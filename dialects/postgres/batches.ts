@@ -32,6 +32,8 @@ const plan: OneStatementPlan = {
 export const batches: BatchesPart = {
   // EXTRACT returns numeric on PostgreSQL 14+, which pg hands back as a string.
   secondsBetween: (from, to) => `EXTRACT(EPOCH FROM (${to} - ${from}))::double precision`,
+  // the snapshot is taken at the transaction's first statement; now() is its start, constant
+  snapshotBegin: ['BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY'],
   // pg parses timestamptz into a millisecond Date; the cursor needs the microseconds.
   exactTime: exactUtc,
   plan,

@@ -89,8 +89,9 @@ export async function open(url: string, options: OpenOptions = {}): Promise<Db> 
       try {
         const first = options?.first && postgres.render.compile(options.first)
         if (first && first.params.length) throw new TypeError('a transaction\'s first statement takes no parameters')
-        // a query without values goes as one simple-protocol message, which may hold two statements
-        await client.query(first ? `BEGIN; ${first.text}` : 'BEGIN')
+        const begin = (options?.snapshot ? postgres.batches.snapshotBegin : ['BEGIN']).join('; ')
+        // a query without values goes as one simple-protocol message, which may hold several statements
+        await client.query(first ? `${begin}; ${first.text}` : begin)
         const result = await fn(queryable(client), client)
         await client.query('COMMIT')
         if (options?.after) await queryable(client).query(options.after).catch(() => {})

@@ -1,5 +1,5 @@
 // postgres: the producer's INSERT and the consumer's inbox statements.
-import {sameAggregateType} from '../shared.js'
+import {sameAggregateType, STANDARD_SAVEPOINT} from '../shared.js'
 import type {EventsPart, InboxRow, NewEventRow} from '../dialect.js'
 import {raw, sql} from '../sql.js'
 import {table} from './render.js'
@@ -16,6 +16,7 @@ ON CONFLICT (consumer, event_id) DO NOTHING`,
   inboxMaxVersion: (names, consumer, aggregateType, aggregateId) =>
     sql`SELECT max(aggregate_version) AS max_version FROM ${raw(table(names, 'inbox'))}
 WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggregateType(aggregateType)}`,
+  savepoint: STANDARD_SAVEPOINT,
   // jsonb values are limited to 255 MiB
   maxPayloadBytes: 255 * 1024 * 1024,
 }

@@ -29,6 +29,9 @@ export const batches: BatchesPart = {
   // stored as ISO-8601 text already: exact as it is
   exactTime: (column) => column,
   plan,
+  // a deferred transaction reads one snapshot from its first read on (WAL; a rollback journal:
+  // its shared lock keeps writers out until it ends); the file may be open read-only
+  snapshotBegin: ['BEGIN DEFERRED'],
 }
 
 const {skip, locator} = SUMMARY_INPUT

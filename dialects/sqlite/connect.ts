@@ -32,7 +32,8 @@ export async function open(url: string, options: OpenOptions = {}): Promise<Db> 
     execute: (statement, options) => mutex.run(() => direct.execute(statement, options)),
     transaction: (fn, options) =>
       mutex.run(async () => {
-        database.exec(options?.immediate === false ? 'BEGIN' : 'BEGIN IMMEDIATE')
+        const begin = options?.snapshot ? dialect.batches.snapshotBegin : [options?.immediate === false ? 'BEGIN' : 'BEGIN IMMEDIATE']
+        for (const statement of begin) database.exec(statement)
         try {
           if (options?.first) await direct.execute(options.first)
           const result = await fn(direct, database)

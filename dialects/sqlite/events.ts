@@ -1,5 +1,5 @@
 // sqlite: the producer's INSERT and the consumer's inbox statements.
-import {sameAggregateType} from '../shared.js'
+import {sameAggregateType, STANDARD_SAVEPOINT} from '../shared.js'
 import type {EventsPart, InboxRow, NewEventRow} from '../dialect.js'
 import {raw, sql} from '../sql.js'
 import {NOW, table} from './render.js'
@@ -15,6 +15,7 @@ ON CONFLICT (consumer, event_id) DO NOTHING`,
   inboxMaxVersion: (names, consumer, aggregateType, aggregateId) =>
     sql`SELECT max(aggregate_version) AS max_version FROM ${raw(table(names, 'inbox'))}
 WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggregateType(aggregateType)}`,
+  savepoint: STANDARD_SAVEPOINT,
   // SQLITE_MAX_LENGTH default
   maxPayloadBytes: 1_000_000_000,
 }

@@ -33,6 +33,8 @@ export interface ChaosOptions {
   runTimeoutMs?: number
   /** keep the scratch tables (and the SQLite file) for inspection */
   keep?: boolean
+  /** record each run's history (RunResult.history): what `--report` draws */
+  history?: boolean
   onProgress?: (progress: ChaosProgress) => void
   /** called once the options are valid and the database answers, before the first run */
   onStart?: (seed: number) => void

@@ -1,6 +1,7 @@
 // What `outbox chaos` reports: one RunResult per run, one CaseSummary per step or scenario,
 // and the ChaosReport around them (the JSON, the table and the JUnit file are made from it).
 import type {DialectName} from '../../dialects/index.js'
+import type {HistoryEntry} from './history.js'
 import type {Observed, Violation} from './invariants.js'
 import type {ConsumerMode, Strategy} from './strategies.js'
 
@@ -36,6 +37,8 @@ export interface RunResult extends Observed {
   violations: Violation[]
   verdict: Verdict
   ms: number
+  /** with `history` (--report): every process's operations, the harness's kills and the database's commits and marks */
+  history?: HistoryEntry[]
 }
 
 export interface CaseSummary extends Observed {

@@ -3,6 +3,7 @@
 import {randomBytes} from 'node:crypto'
 import type {Db} from '../db/index.js'
 import {LoopbackBroker} from './broker.js'
+import {runHistory} from './run-history.js'
 import {scenarioContext, type ScenarioContext} from './business-scenario.js'
 import {checkInvariants, type Violation} from './invariants.js'
 import {NOTHING_OBSERVED, verdictOf, type KillRecord, type RunResult} from './report.js'
@@ -58,7 +59,10 @@ export async function runOne(plan: Plan, session: ChaosSession): Promise<RunResu
     const run = new Run(session, {started, tables, ctx, ops, loopback, broker, relays: relayless ? 0 : s.relays, caseName: fault.name, iteration: plan.iteration})
     const stage = fault.arm(run)
     await watch(run, stage)
-    return {...base, ...(await verdict(run, stage, relayless)), ms: Date.now() - started}
+    const result: RunResult = {...base, ...(await verdict(run, stage, relayless)), ms: Date.now() - started}
+    // read before the scratch tables go: the database's side of the picture
+    if (s.history) result.history = await runHistory(run)
+    return result
   } finally {
     await cleanup()
     untrack()
@@ -115,6 +119,8 @@ export class Run implements RunUnderTest {
   readonly proxies: FaultProxy[] = []
   private readonly proxiedUrls = new Map<string, string>()
   private readonly proxiedBrokers = new Map<string, BrokerSpec>()
+  /** every worker process of the run, restarts included, in spawn order */
+  readonly spawned: WorkerProcess[] = []
   readonly kills: KillRecord[] = []
   /** what the harness itself saw go wrong (a worker dying elsewhere, no drain) */
   readonly violations: Violation[] = []
@@ -161,7 +167,9 @@ export class Run implements RunUnderTest {
   spawn(name: string, extra: Partial<WorkerConfig> = {}, armed: Failpoint | null | undefined = this.failpoints.get(name)): void {
     if (this.settings.signal?.aborted) return
     const role = name.replace(/#.*$/, '') as WorkerConfig['role']
-    this.workers.set(name, this.session.workers.spawn(name, this.config(name, role, extra), armed ?? undefined))
+    const worker = this.session.workers.spawn(name, this.config(name, role, extra), armed ?? undefined, this.settings.history)
+    this.workers.set(name, worker)
+    this.spawned.push(worker)
   }
 
   async proxyDatabase(worker: string): Promise<FaultProxy> {
@@ -202,6 +210,7 @@ export class Run implements RunUnderTest {
       consumerName: CONSUMER_NAME,
       broker: this.proxiedBrokers.get(name) ?? this.parts.broker,
       relay: {...this.relay, owner: `${role}-${randomBytes(3).toString('hex')}`},
+      history: s.history,
       ...extra,
     }
   }

@@ -58,6 +58,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     broker: checked.broker,
     runTimeoutMs: options.runTimeoutMs ?? 30_000,
     keep: options.keep ?? false,
+    history: options.history ?? false,
     seed: checked.seed,
     signal: options.signal,
   })

@@ -18,6 +18,8 @@ export interface Settings {
   broker?: RealBroker
   runTimeoutMs: number
   keep: boolean
+  /** record each run's history (history.ts) */
+  history: boolean
   /** --seed: every run's PRNG is made from it (seed.ts) */
   seed: number
   /** runChaos's signal: an abandoned run stops spawning workers and ends */

@@ -65,22 +65,25 @@ export abstract class OpsCommand extends OutboxCommand {
 
   /**
    * The destructive flow: plan (a dry run), print what will be touched, ask on a terminal,
-   * then run with progress on stderr. A dry run, or nothing to do, stops after the plan.
+   * then run with progress on stderr. A dry run returns the plan; nothing to do returns
+   * `nothing(plan)`, a run that changed nothing.
    */
-  protected async planConfirmRun<R extends {dryRun: boolean; interrupted: boolean}>(
+  protected async planConfirmRun<P, R extends {interrupted: boolean}>(
     flags: {yes: boolean; 'dry-run': boolean},
     steps: {
-      plan: () => Promise<R>
-      count: (plan: R) => number
-      announce: (plan: R) => string
-      question: (plan: R) => string
+      plan: () => Promise<P>
+      count: (plan: P) => number
+      nothing: (plan: P) => R
+      announce: (plan: P) => string
+      question: (plan: P) => string
       progressVerb: string
-      run: (plan: R, onProgress: (p: Progress) => void, signal: AbortSignal) => Promise<R>
+      run: (plan: P, onProgress: (p: Progress) => void, signal: AbortSignal) => Promise<R>
     },
-  ): Promise<R> {
+  ): Promise<P | R> {
     const plan = await steps.plan()
     const n = steps.count(plan)
-    if (flags['dry-run'] || n === 0) return {...plan, dryRun: Boolean(flags['dry-run'])}
+    if (flags['dry-run']) return plan
+    if (n === 0) return steps.nothing(plan)
     process.stderr.write(`${steps.announce(plan)}\n`)
     if (!(await this.confirm(flags, steps.question(plan)))) throw new UsageError('cancelled', 'Nothing changed')
     const {progressLine} = await import('../render/progress.js')

@@ -1,5 +1,5 @@
 // RabbitMQ runtime: a durable quorum queue bound to the relay's topic exchange, manual acks
-// with prefetch = 2 x concurrency, ack only after the inbox transaction committed. A handler error
+// with prefetch = 2 x concurrency x batch, ack only after the inbox transaction committed. A handler error
 // is nacked back to the queue after the retry delay; the quorum queue counts deliveries
 // (x-delivery-count), and at maxAttempts the message is rejected into the queue's dead-letter
 // exchange, which routes it to the queue "<queue>.dead-letter".
@@ -9,7 +9,7 @@ import {decodeAmqp} from './decode.js'
 import {decodeOrReason} from './event.js'
 import {Handoff} from './handoff.js'
 import type {ConsumeSummary, Delivery, DeliverySource} from './loop.js'
-import {BROKER_LOST_HINT, quietly, runOn, type RuntimeOptions} from './runtime.js'
+import {BROKER_LOST_HINT, inFlight, quietly, runOn, type RuntimeOptions} from './runtime.js'
 import {loadAmqplib} from '../core/broker-clients.js'
 
 export interface AmqpConsumeOptions {
@@ -34,14 +34,14 @@ export interface AmqpConsumeOptions {
 
 type Message = import('amqplib').ConsumeMessage
 
-// A spare per handler: a quorum queue sends the next message only after an ack, and that wait
-// then overlaps the inbox transaction (BENCHMARKS.md, consumer throughput). Spares not handed
-// out go back to the queue at a stop.
+// A spare per delivery in flight: a quorum queue sends the next message only after an ack, and
+// that wait then overlaps the inbox transaction, where the next batch gathers (BENCHMARKS.md,
+// consumer throughput). Spares not handed out go back to the queue at a stop.
 const PREFETCH_PER_HANDLER = 2
 
 /** Consumes until options.signal aborts or options.maxEvents messages are settled. */
 export async function consumeAmqp<E extends object>(broker: AmqpConsumeOptions, options: RuntimeOptions<E>): Promise<ConsumeSummary> {
-  return runOn(() => openAmqpSource(broker, options.consumer, PREFETCH_PER_HANDLER * (options.concurrency ?? 1)), options)
+  return runOn(() => openAmqpSource(broker, options.consumer, PREFETCH_PER_HANDLER * inFlight(options)), options)
 }
 
 export function amqpNames(broker: AmqpConsumeOptions, consumer: string) {
@@ -71,9 +71,11 @@ export async function openAmqpSource(broker: AmqpConsumeOptions, consumer: strin
     const retries = new Map<NodeJS.Timeout, () => void>()
     const seen = new Map<string, number>() // deliveries per message id, for queues that keep no count
     const settled = (message: Message) => message.properties.messageId && seen.delete(message.properties.messageId)
+    const source = {system: 'rabbitmq', destination: n.queue}
     const delivery = (message: Message): Delivery => {
       return {
         event: decodeOrReason(() => decodeAmqp(message)),
+        source,
         attempt: attemptOf(message, seen),
         ack: async () => {
           channel.ack(message)
@@ -102,6 +104,7 @@ export async function openAmqpSource(broker: AmqpConsumeOptions, consumer: strin
     )
     return {
       next: () => handoff.next(),
+      ready: (max, accept) => handoff.take(max, accept),
       async stop() {
         stopping = true
         await channel.cancel(consumerTag).catch(() => {})

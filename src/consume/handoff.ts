@@ -12,6 +12,11 @@ export class Handoff<T> {
     return this.items.length
   }
 
+  /** the items waiting to be taken, oldest first (a copy) */
+  get pending(): readonly T[] {
+    return [...this.items]
+  }
+
   /** how many workers wait for an item right now */
   get waiting(): number {
     return this.waiters.length
@@ -33,6 +38,16 @@ export class Handoff<T> {
     if (item !== undefined) return Promise.resolve(item)
     if (this.ended) return Promise.resolve(null)
     return new Promise((resolve, reject) => this.waiters.push({resolve, reject}))
+  }
+
+  /** Up to max items that wait now, from the head while accept says yes: waits for none. */
+  take(max: number, accept: (item: T) => boolean): T[] {
+    if (this.failure !== undefined) return []
+    let n = 0
+    while (n < max && n < this.items.length && accept(this.items[n])) n++
+    const taken = this.items.splice(0, n)
+    if (n > 0) this.spaceWaiter?.()
+    return taken
   }
 
   /** For pumps: resolves once fewer than `limit` items wait to be taken (or the handoff ended). */

@@ -12,7 +12,7 @@ import {MessageDecodeError} from './event.js'
 import {errorText, type ConsumeSummary} from './loop.js'
 import {checkRuntimeOptions, type RuntimeOptions} from './runtime.js'
 
-export interface HttpReceiverOptions<E extends object = any> extends Omit<RuntimeOptions<E>, 'retryDelayMs' | 'maxAttempts' | 'signal'> {
+export interface HttpReceiverOptions<E extends object = any> extends Omit<RuntimeOptions<E>, 'retryDelayMs' | 'maxAttempts' | 'signal' | 'maxBatch'> {
   /** longest request body read (default 2 MiB); a longer one is a 413 */
   maxBodyBytes?: number
 }
@@ -49,6 +49,7 @@ export interface HttpReceiver {
 }
 
 const DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024
+const HTTP_SOURCE = {system: 'http'}
 const json = (status: number, body: object): HttpAnswer => ({status, body: JSON.stringify(body)})
 
 export function createHttpReceiver<E extends object>(options: HttpReceiverOptions<E>): HttpReceiver {
@@ -81,7 +82,7 @@ export function createHttpReceiver<E extends object>(options: HttpReceiverOption
       return json(400, {error: error.message})
     }
     try {
-      const outcome = await consumer.handle(event, (tx) => options.handler(event, tx))
+      const outcome = await consumer.handle(event, (tx) => options.handler(event, tx), HTTP_SOURCE)
       summary[outcome]++
       settled()
       return json(200, {id: event.id, outcome})

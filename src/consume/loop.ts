@@ -1,11 +1,13 @@
-// The loop every broker runtime shares: take a delivery, run the handler through Consumer (the
-// inbox row and the effect in one transaction), and only then settle the message with the
-// broker. Handler errors are retried up to maxAttempts deliveries, then dead-lettered; a
+// The loop every broker runtime shares: take a delivery, and with it what else the source has
+// received meanwhile (up to maxBatch), run the handler through Consumer (the inbox rows and the
+// effects in one transaction, a savepoint per delivery), and only then settle the messages with
+// the broker. Handler errors are retried up to maxAttempts deliveries, then dead-lettered; a
 // database that cannot be reached is no handler error: the message is held and tried again
 // once the database answers, so an outage dead-letters nothing.
-import type {Consumer, ConsumeOutcome} from '../consumer.js'
+import type {BatchResult, Consumer, ConsumeOutcome} from '../consumer.js'
 import type {RelayLogger} from '../relay/relay.js'
 import {MessageDecodeError, type ConsumedEvent} from './event.js'
+import type {MessageSource} from '../tracing/process-span.js'
 
 /**
  * The handler: the effect of one event, inside the inbox transaction `tx`, the app's own
@@ -25,6 +27,8 @@ export interface Delivery {
   retry(reason: string, delayMs: number): Promise<void>
   /** out of the queue for good, where the broker keeps dead letters */
   deadLetter(reason: string): Promise<void>
+  /** the broker and queue, subject or stream it came from, for the consumer's span */
+  source?: MessageSource
   /** while the handler runs: tell the broker not to redeliver yet (NATS AckWait) */
   keepAlive?: {everyMs: number; touch(): void}
 }
@@ -33,6 +37,12 @@ export interface Delivery {
 export interface DeliverySource {
   /** the next delivery, or null once stop() was called (or the source ended) */
   next(): Promise<Delivery | null>
+  /**
+   * Deliveries received already, at most max, taken from the head while accept says yes; never
+   * waits. What the loop puts in the same transaction as the one next() gave (a source without
+   * it: one delivery per transaction).
+   */
+  ready?(max: number, accept: (delivery: Delivery) => boolean): Delivery[]
   /** take no new messages; the ones received and not yet handed out go back to the broker */
   stop(): Promise<void>
   /** after the loop: close the connections */
@@ -44,13 +54,19 @@ export interface LoopOptions {
   handler: EventHandler
   /** deliveries handled at once (default 1) */
   concurrency?: number
+  /**
+   * most deliveries in one inbox transaction (default 1 here; the broker runtimes' default is
+   * DEFAULT_MAX_BATCH, 16): what the source received while the last
+   * transaction ran, each in a savepoint of its own, one COMMIT for all, every ack after it
+   */
+  maxBatch?: number
   /** deliveries of one message before a handler error dead-letters it (default 5) */
   maxAttempts?: number
   /** delay before a message whose handler failed is delivered again (default 1 s) */
   retryDelayMs?: number
   /** stop once this many messages were settled (acked or dead-lettered) */
   maxEvents?: number
-  /** abort to stop: in-flight handlers finish and are acked, nothing else is taken */
+  /** abort to stop: the transactions in flight (whole batches) finish and are acked, nothing else is taken */
   signal?: AbortSignal
   /** true when the database answers; asked after a failure, to tell an outage from a handler error */
   databaseReachable?: () => Promise<boolean>
@@ -96,80 +112,119 @@ export async function runLoop(source: DeliverySource, options: LoopOptions): Pro
   if (options.signal?.aborted) onAbort()
   options.signal?.addEventListener('abort', onAbort, {once: true})
 
-  const settle = async (delivery: Delivery): Promise<'settled' | 'retried'> => {
+  /** Settled without a transaction (true): a message that is no event, or one delivered too often. */
+  const settledUnhandled = async (delivery: Delivery): Promise<boolean> => {
     const {event} = delivery
     if (event instanceof MessageDecodeError) {
       await delivery.deadLetter(event.message)
-      summary.deadLettered++
       log.warn('dead-lettered a message that is no outbox event', {error: event.message})
-      return 'settled'
-    }
-    if (delivery.attempt > maxAttempts) {
+    } else if (delivery.attempt > maxAttempts) {
       // delivered again and again without being settled: a handler that kills the process
       const reason = `delivered ${delivery.attempt} times without being settled (the consumer may have died handling it)`
       await delivery.deadLetter(reason)
-      summary.deadLettered++
       log.warn('dead-lettered', {id: event.id, eventType: event.eventType, attempt: delivery.attempt, error: reason})
-      return 'settled'
+    } else return false
+    summary.deadLettered++
+    summary.settled++
+    return true
+  }
+
+  /** A handler error (or a transaction that failed as a whole): another delivery later, or the dead letters at maxAttempts. */
+  const failed = async (delivery: Delivery, event: ConsumedEvent, reason: string): Promise<void> => {
+    if (delivery.attempt >= maxAttempts) {
+      await delivery.deadLetter(reason)
+      summary.deadLettered++
+      summary.settled++
+      log.warn(`dead-lettered after ${delivery.attempt} attempt(s)`, {id: event.id, eventType: event.eventType, error: reason})
+      return
     }
-    for (let outage = 0; ; outage++) {
-      let outcome: ConsumeOutcome
-      try {
-        outcome = await withKeepAlive(delivery, () => options.consumer.handle(event, (tx) => options.handler(event, tx)))
-      } catch (error) {
-        const reason = errorText(error)
-        if (options.databaseReachable && !(await options.databaseReachable().catch(() => false))) {
-          if (stopping) {
-            await delivery.retry(`the database cannot be reached: ${reason}`, 0)
-            return 'retried'
-          }
-          if (outage === 0) log.warn('the database cannot be reached; holding the message until it answers', {id: event.id, error: reason})
-          await sleep(Math.min(OUTAGE_BACKOFF.capMs, OUTAGE_BACKOFF.firstMs * 2 ** Math.min(outage, 10)), delivery)
-          continue
-        }
-        if (delivery.attempt >= maxAttempts) {
-          await delivery.deadLetter(reason)
-          summary.deadLettered++
-          log.warn(`dead-lettered after ${delivery.attempt} attempt(s)`, {id: event.id, eventType: event.eventType, error: reason})
-          return 'settled'
-        }
-        await delivery.retry(reason, retryDelayMs)
-        log.warn('handler failed; the message will be delivered again', {id: event.id, eventType: event.eventType, attempt: delivery.attempt, error: reason})
-        return 'retried'
-      }
-      summary[outcome]++
-      try {
-        await delivery.ack(outcome)
-      } catch (error) {
-        // committed: a redelivery finds the inbox row and is acked as a duplicate
-        log.warn('committed, but the broker did not take the ack; it will deliver the message again', {id: event.id, error: errorText(error)})
-      }
-      return 'settled'
+    await delivery.retry(reason, retryDelayMs)
+    summary.retried++
+    log.warn('handler failed; the message will be delivered again', {id: event.id, eventType: event.eventType, attempt: delivery.attempt, error: reason})
+  }
+
+  const acked = async (delivery: Delivery, event: ConsumedEvent, outcome: ConsumeOutcome): Promise<void> => {
+    summary[outcome]++
+    summary.settled++
+    try {
+      await delivery.ack(outcome)
+    } catch (error) {
+      // committed: a redelivery finds the inbox row and is acked as a duplicate
+      log.warn('committed, but the broker did not take the ack; it will deliver the message again', {id: event.id, error: errorText(error)})
     }
   }
+
+  /** One transaction for the deliveries (one: Consumer.handle; several: handleBatch), a result each. */
+  const transaction = (deliveries: {delivery: Delivery; event: ConsumedEvent}[]): Promise<BatchResult[]> => {
+    const items = deliveries.map(({delivery, event}) => ({event, effect: (tx: unknown) => options.handler(event, tx), source: delivery.source}))
+    const run = async (): Promise<BatchResult[]> =>
+      items.length === 1 ? [{outcome: await options.consumer.handle(items[0].event, items[0].effect, items[0].source)}] : options.consumer.handleBatch(items)
+    return withKeepAlive(
+      deliveries.map((d) => d.delivery),
+      run,
+    ).catch((error: unknown) => deliveries.map(() => ({error}))) // nothing of it committed
+  }
+
+  const settle = async (batch: Delivery[]): Promise<void> => {
+    let pending: {delivery: Delivery; event: ConsumedEvent}[] = []
+    for (const delivery of batch) if (!(await settledUnhandled(delivery))) pending.push({delivery, event: delivery.event as ConsumedEvent})
+    for (let outage = 0; pending.length > 0; outage++) {
+      const results = await transaction(pending)
+      const failures: {delivery: Delivery; event: ConsumedEvent; reason: string}[] = []
+      // every ack after the COMMIT: transaction() resolved once it committed
+      await Promise.all(
+        pending.map((p, i) => {
+          const result = results[i]
+          if (result.outcome) return acked(p.delivery, p.event, result.outcome)
+          failures.push({...p, reason: errorText(result.error)})
+        }),
+      )
+      if (failures.length === 0) return
+      if (options.databaseReachable && !(await options.databaseReachable().catch(() => false))) {
+        // an outage is no handler error: hold the messages and try again once the database answers
+        if (stopping) {
+          for (const f of failures) await f.delivery.retry(`the database cannot be reached: ${f.reason}`, 0)
+          summary.retried += failures.length
+          return
+        }
+        if (outage === 0) log.warn('the database cannot be reached; holding the message until it answers', {id: failures.map((f) => f.event.id).join(','), error: failures[0].reason})
+        await sleep(Math.min(OUTAGE_BACKOFF.capMs, OUTAGE_BACKOFF.firstMs * 2 ** Math.min(outage, 10)), pending.map((p) => p.delivery))
+        pending = failures
+        continue
+      }
+      for (const f of failures) await failed(f.delivery, f.event, f.reason)
+      return
+    }
+  }
+
+  // a redelivery runs in a transaction of its own: were it the one that fails the batch's
+  // COMMIT, its neighbours would otherwise share its retries into the dead letters
+  const firstDelivery = (delivery: Delivery) => delivery.attempt <= 1
+  const maxBatch = Math.max(1, options.maxBatch ?? 1)
 
   const worker = async () => {
     while (!stopping && summary.settled + reserved < max) {
       reserved++
-      let delivery: Delivery | null
+      let first: Delivery | null
       try {
-        delivery = await source.next()
+        first = await source.next()
       } catch (error) {
         reserved--
         throw error
       }
-      if (!delivery) {
+      if (!first) {
         reserved--
         break
       }
-      let result: 'settled' | 'retried'
+      const batch = [first]
+      const room = Math.min(maxBatch - 1, max - summary.settled - reserved)
+      if (room > 0 && firstDelivery(first) && source.ready) batch.push(...source.ready(room, firstDelivery))
+      reserved += batch.length - 1
       try {
-        result = await settle(delivery)
+        await settle(batch)
       } finally {
-        reserved--
+        reserved -= batch.length
       }
-      if (result === 'settled') summary.settled++
-      else summary.retried++
       if (summary.settled >= max) stop()
     }
   }
@@ -187,10 +242,11 @@ export async function runLoop(source: DeliverySource, options: LoopOptions): Pro
   }
 }
 
-/** Runs fn while telling the broker, every keepAlive.everyMs, that the message is still being handled. */
-async function withKeepAlive<T>(delivery: Delivery, fn: () => Promise<T>): Promise<T> {
-  if (!delivery.keepAlive) return fn()
-  const timer = setInterval(() => delivery.keepAlive!.touch(), delivery.keepAlive.everyMs)
+/** Runs fn while telling the broker, every keepAlive.everyMs, that the messages are still being handled. */
+async function withKeepAlive<T>(deliveries: Delivery[], fn: () => Promise<T>): Promise<T> {
+  const kept = deliveries.filter((d) => d.keepAlive)
+  if (kept.length === 0) return fn()
+  const timer = setInterval(() => touch(kept), Math.min(...kept.map((d) => d.keepAlive!.everyMs)))
   try {
     return await fn()
   } finally {
@@ -198,8 +254,12 @@ async function withKeepAlive<T>(delivery: Delivery, fn: () => Promise<T>): Promi
   }
 }
 
-async function sleep(ms: number, delivery: Delivery): Promise<void> {
-  delivery.keepAlive?.touch()
+function touch(deliveries: Delivery[]): void {
+  for (const d of deliveries) d.keepAlive?.touch()
+}
+
+async function sleep(ms: number, deliveries: Delivery[]): Promise<void> {
+  touch(deliveries)
   await new Promise((resolve) => setTimeout(resolve, ms))
 }
 

@@ -10,7 +10,7 @@ import {decodeNats} from './decode.js'
 import {decodeOrReason} from './event.js'
 import {Handoff} from './handoff.js'
 import {DEFAULT_MAX_ATTEMPTS, type ConsumeSummary, type Delivery, type DeliverySource} from './loop.js'
-import {BROKER_LOST_HINT, runOn, type RuntimeOptions} from './runtime.js'
+import {BROKER_LOST_HINT, inFlight, keepWaitingAlive, runOn, type RuntimeOptions} from './runtime.js'
 import {loadNats} from '../core/broker-clients.js'
 
 export interface NatsConsumeOptions {
@@ -39,7 +39,7 @@ export async function consumeNats<E extends object>(broker: NatsConsumeOptions, 
   const durable = broker.durable ?? options.consumer
   if (!/^[^.*>\s]+$/.test(durable)) throw new UsageError(`durable consumer name ${JSON.stringify(durable)} may not contain '.', '*', '>' or spaces`, 'Pick another consumer name (or durable)')
   if (!broker.stream) throw new UsageError('the NATS runtime needs the stream', 'e.g. {stream: "ORDERS"} (--stream), the relay\'s --stream')
-  return runOn(() => openNatsSource({...broker, durable}, options.concurrency ?? 1, options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS), options)
+  return runOn(() => openNatsSource({...broker, durable}, inFlight(options), options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS), options)
 }
 
 export async function openNatsSource(broker: NatsConsumeOptions & {durable: string}, prefetch: number, maxAttempts: number): Promise<DeliverySource> {
@@ -58,14 +58,16 @@ export async function openNatsSource(broker: NatsConsumeOptions & {durable: stri
   try {
     await ensureConsumer(nats, await nc.jetstreamManager(), broker, ackWaitMs, maxAttempts)
     const consumer = await nc.jetstream().consumers.get(broker.stream, broker.durable)
+    const keepAliveMs = Math.max(100, Math.floor(ackWaitMs / 3))
     const delivery = (m: JsMsg): Delivery => {
       return {
         event: decodeOrReason(() => decodeNats(m)),
+        source: {system: 'nats', destination: m.subject},
         attempt: m.info.deliveryCount,
         ack: async () => m.ack(),
         retry: async (_reason, delayMs) => m.nak(delayMs),
         deadLetter: async (reason) => (termWithReason ? m.term(reason.slice(0, 200)) : m.term()),
-        keepAlive: {everyMs: Math.max(100, Math.floor(ackWaitMs / 3)), touch: () => m.working()},
+        keepAlive: {everyMs: keepAliveMs, touch: () => m.working()},
       }
     }
     // Short pulls (fetch, expiring after a second) rather than consume(): a pull request left
@@ -74,7 +76,8 @@ export async function openNatsSource(broker: NatsConsumeOptions & {durable: stri
     const pump = (async () => {
       try {
         while (!stopping) {
-          await handoff.space(prefetch)
+          // refill once half is taken: one pull for many messages, not one per message taken
+          await handoff.space(Math.ceil(prefetch / 2))
           if (stopping) break
           const batch = await consumer.fetch({max_messages: Math.max(1, prefetch - handoff.size), expires: FETCH_EXPIRES_MS})
           for await (const m of batch) if (!handoff.push(delivery(m))) m.nak()
@@ -83,16 +86,20 @@ export async function openNatsSource(broker: NatsConsumeOptions & {durable: stri
         if (!stopping) handoff.fail(error)
       }
     })()
+    const stopKeepAlive = keepWaitingAlive(handoff, keepAliveMs)
     return {
       next: () => handoff.next(),
+      ready: (max, accept) => handoff.take(max, accept),
       async stop() {
         stopping = true
+        stopKeepAlive()
         // received, not handed out: back at once; the pull in flight ends within FETCH_EXPIRES_MS and the pump naks what it brings
         for (const d of handoff.end()) await d.retry('stopping', 0)
         await pump
       },
       async close() {
         stopping = true
+        stopKeepAlive()
         await nc.flush().catch(() => {}) // the acks of the last handlers
         await nc.close().catch(() => {})
       },

@@ -11,7 +11,7 @@ import {decodeRedis} from './decode.js'
 import {decodeOrReason} from './event.js'
 import {Handoff} from './handoff.js'
 import type {ConsumeSummary, Delivery, DeliverySource} from './loop.js'
-import {pause, quietly, runOn, type RuntimeOptions} from './runtime.js'
+import {inFlight, keepWaitingAlive, pause, quietly, runOn, type RuntimeOptions} from './runtime.js'
 import {loadRedis} from '../core/broker-clients.js'
 
 export interface RedisConsumeOptions {
@@ -61,7 +61,7 @@ interface RedisClient {
 export const DEFAULT_CLAIM_IDLE_MS = 30_000
 
 export async function consumeRedis<E extends object>(broker: RedisConsumeOptions, options: RuntimeOptions<E>): Promise<ConsumeSummary> {
-  return runOn(() => openRedisSource(broker, options.consumer, options.concurrency ?? 1), options)
+  return runOn(() => openRedisSource(broker, options.consumer, inFlight(options)), options)
 }
 
 export async function openRedisSource(broker: RedisConsumeOptions, consumer: string, prefetch: number): Promise<DeliverySource> {
@@ -90,10 +90,13 @@ export async function openRedisSource(broker: RedisConsumeOptions, consumer: str
   const handoff = new Handoff<Delivery>()
   const stopped = new AbortController()
   const retries = new Set<NodeJS.Timeout>()
+  const keepAliveMs = Math.max(100, Math.floor(claimIdleMs / 3))
 
+  const source = {system: 'redis', destination: stream}
   const delivery = (entry: Entry, attempt: number): Delivery => {
     return {
       event: decodeOrReason(() => decodeRedis(entry.message)),
+      source,
       attempt,
       ack: async () => void (await client.xAck(stream, group, entry.id)),
       retry: async (_reason, delayMs) => {
@@ -112,7 +115,7 @@ export async function openRedisSource(broker: RedisConsumeOptions, consumer: str
         await client.multi().xAdd(dead, '*', fields).xAck(stream, group, entry.id).exec()
       },
       // a handler that runs long keeps its entry from being taken over (JUSTID: no delivery counted)
-      keepAlive: {everyMs: Math.max(100, Math.floor(claimIdleMs / 3)), touch: () => void client.xClaimJustId(stream, group, me, 0, entry.id).catch(() => {})},
+      keepAlive: {everyMs: keepAliveMs, touch: () => void client.xClaimJustId(stream, group, me, 0, entry.id).catch(() => {})},
     }
   }
 
@@ -139,7 +142,7 @@ export async function openRedisSource(broker: RedisConsumeOptions, consumer: str
     let nextSweep = 0
     while (!stopped.signal.aborted) {
       try {
-        await handoff.space(prefetch)
+        await handoff.space(Math.ceil(prefetch / 2)) // refill once half is taken: one read for many entries
         if (stopped.signal.aborted) break
         if (Date.now() >= nextSweep) {
           const claimed = await client.xAutoClaim(stream, group, me, claimIdleMs, claimCursor, {COUNT: prefetch})
@@ -157,11 +160,14 @@ export async function openRedisSource(broker: RedisConsumeOptions, consumer: str
     }
   }
   const pumping = pump().catch((error) => handoff.fail(error))
+  const stopKeepAlive = keepWaitingAlive(handoff, keepAliveMs)
 
   return {
     next: () => handoff.next(),
+    ready: (max, accept) => handoff.take(max, accept),
     async stop() {
       stopped.abort()
+      stopKeepAlive()
       for (const timer of retries) clearTimeout(timer)
       retries.clear()
       handoff.end() // received, not handed out: they stay pending for us, read back first at a restart
@@ -170,6 +176,7 @@ export async function openRedisSource(broker: RedisConsumeOptions, consumer: str
     },
     async close() {
       stopped.abort()
+      stopKeepAlive()
       quietly(() => reader.destroy())
       await client.close().catch(() => quietly(() => client.destroy()))
     },

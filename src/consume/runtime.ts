@@ -2,7 +2,8 @@
 // inbox lives, the consumer's name, the handler and the loop's bounds.
 import {Consumer, type ConsumerOptions, type TransactionOf} from '../consumer.js'
 import {UsageError} from '../core/errors.js'
-import {runLoop, type ConsumeSummary, type DeliverySource, type EventHandler, type LoopOptions} from './loop.js'
+import type {Handoff} from './handoff.js'
+import {runLoop, type ConsumeSummary, type Delivery, type DeliverySource, type EventHandler, type LoopOptions} from './loop.js'
 
 export interface RuntimeOptions<E extends object = any> extends Omit<LoopOptions, 'consumer' | 'databaseReachable' | 'handler'> {
   /**
@@ -21,6 +22,24 @@ export interface RuntimeOptions<E extends object = any> extends Omit<LoopOptions
   dialect?: ConsumerOptions['dialect']
 }
 
+/**
+ * Most deliveries in one inbox transaction when maxBatch is not given: one COMMIT (one WAL flush)
+ * paid for up to 16 events (BENCHMARKS.md, consumer throughput). Well below PostgreSQL's 64
+ * subtransactions a backend keeps in shared memory (one per savepoint that wrote).
+ */
+export const DEFAULT_MAX_BATCH = 16
+export const MAX_BATCH_LIMIT = 64
+
+/** Deliveries in one transaction: 1 with checkVersion (each event takes its aggregate's lock in a transaction of its own). */
+export function batchSize(options: Pick<RuntimeOptions, 'maxBatch' | 'checkVersion'>): number {
+  return options.checkVersion ? 1 : (options.maxBatch ?? DEFAULT_MAX_BATCH)
+}
+
+/** Deliveries the loop may hold in its transactions at once: concurrency x batch. A source keeps as many waiting. */
+export function inFlight(options: Pick<RuntimeOptions, 'maxBatch' | 'checkVersion' | 'concurrency'>): number {
+  return (options.concurrency ?? 1) * batchSize(options)
+}
+
 /** Refuses bad bounds before anything connects. */
 export function checkRuntimeOptions(options: RuntimeOptions): void {
   if (!options.consumer) throw new UsageError('consumer name is required', "e.g. {consumer: 'billing'}")
@@ -32,6 +51,8 @@ export function checkRuntimeOptions(options: RuntimeOptions): void {
   positive('concurrency')
   positive('maxAttempts')
   positive('maxEvents')
+  positive('maxBatch')
+  if ((options.maxBatch ?? 0) > MAX_BATCH_LIMIT) throw new UsageError(`maxBatch must be at most ${MAX_BATCH_LIMIT}, got ${options.maxBatch}`, 'Each delivery of a batch is a savepoint: keep a transaction well under 64 of them')
   if (options.retryDelayMs !== undefined && !(options.retryDelayMs >= 0)) throw new UsageError(`retryDelayMs must be 0 or more, got ${options.retryDelayMs}`)
 }
 
@@ -47,7 +68,7 @@ export async function inboxConsumer(options: RuntimeOptions): Promise<Consumer<o
 export async function runOn(open: () => Promise<DeliverySource>, options: RuntimeOptions): Promise<ConsumeSummary> {
   const consumer = await inboxConsumer(options)
   const source = await open()
-  return runLoop(source, {...options, consumer, databaseReachable: () => consumer.reachable()})
+  return runLoop(source, {...options, maxBatch: batchSize(options), consumer, databaseReachable: () => consumer.reachable()})
 }
 
 /** A promise that resolves after ms, or at once when the signal is aborted. */
@@ -62,6 +83,19 @@ export function pause(ms: number, signal?: AbortSignal): Promise<void> {
     }
     signal?.addEventListener('abort', done, {once: true})
   })
+}
+
+/**
+ * Deliveries wait in the handoff while a batch's transaction runs (up to a batch of handlers):
+ * tell the broker, every everyMs, that they are not forgotten (NATS AckWait, Redis claim-idle),
+ * as the loop does for those in a transaction. Returns the stop.
+ */
+export function keepWaitingAlive(handoff: Handoff<Delivery>, everyMs: number): () => void {
+  const timer = setInterval(() => {
+    for (const d of handoff.pending) d.keepAlive?.touch()
+  }, everyMs)
+  timer.unref()
+  return () => clearInterval(timer)
 }
 
 /** What to do when the broker connection is lost under a running consumer. */

@@ -19,6 +19,8 @@ export interface ConsumeServiceOptions {
   consumer: string
   handler: EventHandler
   concurrency?: number
+  /** deliveries per inbox transaction (brokers; not http) */
+  maxBatch?: number
   maxAttempts?: number
   retryDelayMs?: number
   maxEvents?: number
@@ -32,13 +34,14 @@ export async function runConsumeService(options: ConsumeServiceOptions): Promise
   const logger = createLogger({format: options.logFormat, quiet: options.quiet, secrets: [options.url, options.from]})
   const db = await openDb(options.url, {poolSize: Math.max(2, (options.concurrency ?? 1) + 1)})
   try {
-    logger.info('consuming', {from: options.from, consumer: options.consumer, concurrency: options.concurrency ?? 1, max_events: options.maxEvents})
+    logger.info('consuming', {from: options.from, consumer: options.consumer, concurrency: options.concurrency ?? 1, batch: options.maxBatch, max_events: options.maxEvents})
     const summary = await consumeFrom(options.from, options.broker, {
       db: driverTransactions(db),
       consumer: options.consumer,
       tables: options.tables,
       handler: options.handler,
       concurrency: options.concurrency,
+      maxBatch: options.maxBatch,
       maxAttempts: options.maxAttempts,
       retryDelayMs: options.retryDelayMs,
       maxEvents: options.maxEvents,

@@ -18,6 +18,12 @@ export interface TransactionOptions {
   /** SQLite: BEGIN IMMEDIATE takes the write lock up front (default true) */
   immediate?: boolean
   /**
+   * a read-only transaction whose reads all see one snapshot, opened by the dialect's
+   * batches.snapshotBegin (REPEATABLE READ; SQLite: deferred): for figures read by several
+   * statements that must add up (status). `immediate` does not apply.
+   */
+  snapshot?: boolean
+  /**
    * a statement without parameters run first in the transaction (a SET LOCAL); PostgreSQL
    * sends it with BEGIN in one round trip
    */

@@ -45,22 +45,37 @@ export interface ArchiveOptions {
   signal?: AbortSignal
 }
 
-export interface ArchiveResult {
-  dryRun: boolean
+/** What archive selects, in a plan and in a run alike. */
+interface ArchiveScope {
   mode: 'move' | 'delete'
   /** created_at before (exclusive) */
   before: string
   /** published_at before (exclusive): now - minPublishedAge */
   publishedBefore: string
-  /** rows moved or deleted (dry run: that would be) */
-  archived: number
   byType: Record<string, number>
-  batches: number
-  /** stopped early by `signal`: rows after the last committed batch were not touched */
-  interrupted: boolean
   file: string | null
   sample: SampleEvent[]
 }
+
+/** What archive would do (a dry run): nothing changed, so nothing is counted as archived. */
+export interface ArchivePlan extends ArchiveScope {
+  dryRun: true
+  /** rows a run would move or delete */
+  wouldArchive: number
+}
+
+/** What an archive run did. */
+export interface ArchiveResult extends ArchiveScope {
+  dryRun: false
+  /** rows moved or deleted */
+  archived: number
+  batches: number
+  /** stopped early by `signal`: rows after the last committed batch were not touched */
+  interrupted: boolean
+}
+
+/** `outbox archive --json`: the plan under --dry-run, otherwise what was done. */
+export type ArchiveOutput = ArchivePlan | ArchiveResult
 
 const SAMPLE = 10
 
@@ -79,44 +94,49 @@ async function selection(db: Db, options: ArchiveOptions) {
   return {before, publishedBefore, where}
 }
 
-function emptyResult(options: ArchiveOptions, before: Date, publishedBefore: Date, dryRun: boolean): ArchiveResult {
+function scope(options: ArchiveOptions, before: Date, publishedBefore: Date): ArchiveScope {
   return {
-    dryRun,
     mode: options.delete ? 'delete' : 'move',
     before: before.toISOString(),
     publishedBefore: publishedBefore.toISOString(),
-    archived: 0,
     byType: {},
-    batches: 0,
-    interrupted: false,
     file: options.toFile ?? null,
     sample: [],
   }
 }
 
+/** A run that changed nothing: what the CLI reports when the plan found nothing to archive. */
+export function nothingArchived({dryRun: _, wouldArchive: __, ...selected}: ArchivePlan): ArchiveResult {
+  return {...selected, dryRun: false, archived: 0, batches: 0, interrupted: false}
+}
+
 /** Counts per type and a sample of what archive would move. Changes nothing, writes no file. */
-export async function planArchive(db: Db, names: TableNames, options: ArchiveOptions): Promise<ArchiveResult> {
+export async function planArchive(db: Db, names: TableNames, options: ArchiveOptions): Promise<ArchivePlan> {
   const ctx = await opsContext(db, names)
   const {k} = ctx
   if (!options.delete) await requireArchiveTable(ctx)
   const {before, publishedBefore, where} = await selection(db, options)
-  const out = emptyResult(options, before, publishedBefore, true)
+  const out: ArchivePlan = {...scope(options, before, publishedBefore), dryRun: true, wouldArchive: 0}
   const base = k.selectFrom(names.outbox).where((eb) => eb.and(where(eb)))
   for (const row of await run(db, base.select(['event_type', sql<number>`COUNT(*)`.as('n')]).groupBy('event_type'))) {
     countBy(out.byType, String(row.event_type), num(row.n))
-    out.archived += num(row.n)
+    out.wouldArchive += num(row.n)
   }
   const sample = await run(db, base.select(['id', 'event_type', 'created_at']).orderBy('created_at').orderBy('id').limit(SAMPLE))
   out.sample = sample.map((row) => sampleOf(db.dialect, row))
   return out
 }
 
-export async function archive(db: Db, names: TableNames, options: ArchiveOptions): Promise<ArchiveResult> {
+/** Archives (or deletes) the selection in batches; with `dryRun`, only plans it (planArchive). */
+export async function archive(db: Db, names: TableNames, options: ArchiveOptions & {dryRun: true}): Promise<ArchivePlan>
+export async function archive(db: Db, names: TableNames, options: ArchiveOptions & {dryRun?: false}): Promise<ArchiveResult>
+export async function archive(db: Db, names: TableNames, options: ArchiveOptions): Promise<ArchiveOutput>
+export async function archive(db: Db, names: TableNames, options: ArchiveOptions): Promise<ArchiveOutput> {
   if (options.dryRun) return planArchive(db, names, options)
   const ctx = await opsContext(db, names)
   if (!options.delete) await requireArchiveTable(ctx)
   const {before, publishedBefore, where} = await selection(db, options)
-  const out = emptyResult(options, before, publishedBefore, false)
+  const out: ArchiveResult = {...scope(options, before, publishedBefore), dryRun: false, archived: 0, batches: 0, interrupted: false}
   const file: FileHandle | undefined = options.toFile ? await openExport(options.toFile) : undefined
   try {
     const first = await moveAll(ctx, where, options, out, file, {replacing: false})

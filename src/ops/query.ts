@@ -17,7 +17,7 @@ export async function opsContext(db: Db, names: TableNames): Promise<OpsContext>
 }
 
 /** The database clock, read once so every figure of one report refers to the same instant. */
-export async function databaseNow(db: Queryable & {dialect: Db['dialect']}): Promise<Date> {
+export async function databaseNow(db: Pick<Queryable, 'query'> & {dialect: Db['dialect']}): Promise<Date> {
   const {raw, sql} = await import('../../dialects/index.js')
   const rows = await db.query(sql`SELECT ${raw(db.dialect.render.now)} AS now`)
   return db.dialect.render.parseTime(rows[0].now) as Date

@@ -44,15 +44,13 @@ export interface ReplayOptions extends ReplaySelection {
   signal?: AbortSignal
 }
 
-export interface ReplayResult {
-  dryRun: boolean
+/** What replay selects, in a plan and in a run alike. */
+interface ReplayScope {
   source: 'outbox' | 'archive'
   since: string | null
   until: string | null
   /** rows the selection matched */
   matched: number
-  /** rows made deliverable (dry run: that would be) */
-  replayed: number
   byType: Record<string, number>
   /** matched but leased by a live relay, so left alone */
   skippedLeased: number
@@ -61,13 +59,30 @@ export interface ReplayResult {
   alreadyInOutbox: number
   /** those ids, the first 100 */
   alreadyInOutboxIds: string[]
+  sample: SampleEvent[]
+}
+
+/** What replay would do (a dry run): nothing changed, so nothing is counted as replayed. */
+export interface ReplayPlan extends ReplayScope {
+  dryRun: true
+  /** rows a run would make deliverable now (leased rows and ids already in the outbox left out) */
+  wouldReplay: number
+}
+
+/** What a replay did. */
+export interface ReplayResult extends ReplayScope {
+  dryRun: false
+  /** rows made deliverable */
+  replayed: number
   batches: number
   /** stopped early by `signal`: rows after the last committed batch were not touched */
   interrupted: boolean
   /** created_at (ms, rounded down) of the newest row the committed batches covered: `--since` for a rerun that continues */
   doneThrough: string | null
-  sample: SampleEvent[]
 }
+
+/** `outbox replay --json`: the plan under --dry-run, otherwise what was done. */
+export type ReplayOutput = ReplayPlan | ReplayResult
 
 const LISTED_IDS = 100
 const DELIVERABLE = {published_at: null, failed_at: null, lease_owner: null, lease_until: null, last_error: null, attempts: 0}
@@ -133,32 +148,32 @@ async function resolve(db: Db, names: TableNames, s: ReplaySelection): Promise<R
   return {ctx, table, where, since, until}
 }
 
-function result(s: ReplaySelection, r: Resolved, dryRun: boolean): ReplayResult {
+function scope(s: ReplaySelection, r: Resolved): ReplayScope {
   return {
-    dryRun,
     source: s.fromArchive ? 'archive' : 'outbox',
     since: r.since?.toISOString() ?? null,
     until: r.until?.toISOString() ?? null,
     matched: 0,
-    replayed: 0,
     byType: {},
     skippedLeased: 0,
     skippedLeasedIds: [],
     alreadyInOutbox: 0,
     alreadyInOutboxIds: [],
-    batches: 0,
-    interrupted: false,
-    doneThrough: null,
     sample: [],
   }
 }
 
+/** A run that changed nothing: what the CLI reports when the plan found nothing to replay. */
+export function nothingReplayed({dryRun: _, wouldReplay: __, ...selected}: ReplayPlan): ReplayResult {
+  return {...selected, dryRun: false, replayed: 0, batches: 0, interrupted: false, doneThrough: null}
+}
+
 /** What replay would do: counts per type, leased rows, a sample. Changes nothing. */
-export async function planReplay(db: Db, names: TableNames, s: ReplaySelection): Promise<ReplayResult> {
+export async function planReplay(db: Db, names: TableNames, s: ReplaySelection): Promise<ReplayPlan> {
   const r = await resolve(db, names, s)
   const {ctx, table, where} = r
   const {k} = ctx
-  const out = result(s, r, true)
+  const out: ReplayPlan = {...scope(s, r), dryRun: true, wouldReplay: 0}
   const base = k.selectFrom(`${table} as e`).where((eb) => eb.and(where(eb)))
   // archive rows are never leased; an id already in the outbox would be skipped
   const blocked = s.fromArchive
@@ -173,7 +188,7 @@ export async function planReplay(db: Db, names: TableNames, s: ReplaySelection):
     else out.skippedLeased += skipped
     if (n - skipped > 0) countBy(out.byType, String(row.event_type), n - skipped)
   }
-  out.replayed = out.matched - out.skippedLeased - out.alreadyInOutbox
+  out.wouldReplay = out.matched - out.skippedLeased - out.alreadyInOutbox
   const sample = await run(db, base.select(['id', 'event_type', 'created_at', blocked.as('blocked')]).orderBy('created_at').orderBy('id').limit(SAMPLE + LISTED_IDS))
   out.sample = sample.filter((row) => !num(row.blocked)).slice(0, SAMPLE).map((row) => sampleOf(db.dialect, row))
   if (out.skippedLeased + out.alreadyInOutbox > 0) {
@@ -185,10 +200,14 @@ export async function planReplay(db: Db, names: TableNames, s: ReplaySelection):
   return out
 }
 
-export async function replay(db: Db, names: TableNames, options: ReplayOptions): Promise<ReplayResult> {
+/** Replays the selection in batches; with `dryRun`, only plans it (planReplay). */
+export async function replay(db: Db, names: TableNames, options: ReplayOptions & {dryRun: true}): Promise<ReplayPlan>
+export async function replay(db: Db, names: TableNames, options: ReplayOptions & {dryRun?: false}): Promise<ReplayResult>
+export async function replay(db: Db, names: TableNames, options: ReplayOptions): Promise<ReplayOutput>
+export async function replay(db: Db, names: TableNames, options: ReplayOptions): Promise<ReplayOutput> {
   if (options.dryRun) return planReplay(db, names, options)
   const r = await resolve(db, names, options)
-  const out = result(options, r, false)
+  const out: ReplayResult = {...scope(options, r), dryRun: false, replayed: 0, batches: 0, interrupted: false, doneThrough: null}
   const batches: BatchOptions = {size: options.batch ?? 1000, onProgress: options.onProgress, signal: options.signal}
   const progress = options.fromArchive ? await replayFromArchive(r, batches, out) : await replayInOutbox(r, batches, out)
   return {...out, replayed: progress.changed, batches: progress.batches, interrupted: Boolean(progress.interrupted)}

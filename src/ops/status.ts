@@ -31,6 +31,8 @@ export interface StatusFigures {
   oldestPendingId: string | null
   oldestPendingType: string | null
   latencySeconds: LatencySeconds
+  /** the window's latencies added up: over `published`, the mean (Prometheus: the summary's _sum) */
+  latencySumSeconds: number
   /** published per minute over the window */
   throughputPerMinute: number
 }
@@ -95,14 +97,31 @@ export async function statusRowsRead(db: Db, names: TableNames, options: StatusO
   return rows
 }
 
+/**
+ * Every statement reads the same snapshot (Db.transaction's `snapshot`: one read-only
+ * REPEATABLE READ transaction, SQLite's read transaction), so an event a relay moves meanwhile
+ * is counted once: pending + failed + published add up in every report.
+ */
 export async function readStatus(db: Db, names: TableNames, options: StatusOptions): Promise<StatusReport> {
-  const now = await databaseNow(db)
-  const statements = await statusStatements(db, names, options, now)
-  const [pendingRows, failedRows, oldestRows, windowRows] = await Promise.all(
-    [statements.pending, statements.failed, statements.oldest, statements.window].map((statement) => db.query(statement)),
-  )
-  const byTypeWindow = statements.windowByType ? await db.query(statements.windowByType) : []
+  return db.transaction(async (tx) => {
+    const read = (statement: Sql) => tx.query(statement)
+    const now = await databaseNow({dialect: db.dialect, query: tx.query.bind(tx)})
+    const statements = await statusStatements(db, names, options, now)
+    const rows = {
+      pending: await read(statements.pending),
+      failed: await read(statements.failed),
+      oldest: await read(statements.oldest),
+      window: await read(statements.window),
+      windowByType: statements.windowByType ? await read(statements.windowByType) : [],
+    }
+    return report(db, names, options, now, rows)
+  }, {snapshot: true})
+}
 
+type StatusRows = Record<keyof StatusStatements, Record<string, unknown>[]>
+
+function report(db: Db, names: TableNames, options: StatusOptions, now: Date, rows: StatusRows): StatusReport {
+  const {pending: pendingRows, failed: failedRows, oldest: oldestRows, window: windowRows, windowByType: byTypeWindow} = rows
   const minutes = options.windowMs / 60_000
   const types = new Map<string, TypeStatus>()
   const entry = (type: string) => {
@@ -128,10 +147,10 @@ export async function readStatus(db: Db, names: TableNames, options: StatusOptio
     Object.assign(entry(o.type), {oldestPendingAgeSeconds: Math.max(0, o.age), oldestPendingId: o.id, oldestPendingType: o.type})
   }
   for (const [type, window] of groupRanks(byTypeWindow)) {
-    Object.assign(entry(type), {published: window.count, latencySeconds: window.latency, throughputPerMinute: round(window.count / minutes)})
+    Object.assign(entry(type), {published: window.count, latencySeconds: window.latency, latencySumSeconds: window.sum, throughputPerMinute: round(window.count / minutes)})
   }
 
-  const total = groupRanks(windowRows).get('') ?? {count: 0, latency: emptyLatency()}
+  const total = groupRanks(windowRows).get('') ?? {count: 0, sum: 0, latency: emptyLatency()}
   const sum = (key: 'pending' | 'inFlight' | 'expiredLeases' | 'retrying' | 'failed') =>
     [...types.values()].reduce((n, t) => n + t[key], 0)
   const first = oldest[0]
@@ -149,6 +168,7 @@ export async function readStatus(db: Db, names: TableNames, options: StatusOptio
     oldestPendingId: first?.id ?? null,
     oldestPendingType: first?.type ?? null,
     latencySeconds: total.latency,
+    latencySumSeconds: total.sum,
     throughputPerMinute: round(total.count / minutes),
   }
   if (options.byType) report.byType = [...types.values()].sort((a, b) => a.eventType.localeCompare(b.eventType))
@@ -205,6 +225,7 @@ function latencyRanks(ctx: OpsContext, windowStart: unknown, perType: boolean) {
       latency.as('latency'),
       sql<number>`ROW_NUMBER() OVER (${partition}ORDER BY ${latency})`.as('rn'),
       sql<number>`COUNT(*) OVER (${partition})`.as('cnt'),
+      sql<number>`SUM(${latency}) OVER (${partition})`.as('total'),
     ])
     .where('published_at', '>=', windowStart)
     .as('w')
@@ -212,16 +233,22 @@ function latencyRanks(ctx: OpsContext, windowStart: unknown, perType: boolean) {
     sql<SqlBool>`(rn * 1000 >= ${sql.raw(String(perMille))} * cnt AND (rn - 1) * 1000 < ${sql.raw(String(perMille))} * cnt)`
   return k
     .selectFrom(inner)
-    .select(['event_type', 'latency', 'rn', 'cnt'])
+    .select(['event_type', 'latency', 'rn', 'cnt', 'total'])
     .where((eb) => eb.or([...Object.values(PERCENTILES).map(atRank), eb('rn', '=', eb.ref('cnt'))]))
 }
 
-function groupRanks(rows: Record<string, unknown>[]): Map<string, {count: number; latency: LatencySeconds}> {
-  const out = new Map<string, {count: number; latency: LatencySeconds}>()
+interface WindowFigures {
+  count: number
+  sum: number
+  latency: LatencySeconds
+}
+
+function groupRanks(rows: Record<string, unknown>[]): Map<string, WindowFigures> {
+  const out = new Map<string, WindowFigures>()
   for (const r of rows) {
     const type = String(r.event_type)
     let g = out.get(type)
-    if (!g) out.set(type, (g = {count: num(r.cnt), latency: emptyLatency()}))
+    if (!g) out.set(type, (g = {count: num(r.cnt), sum: Math.max(0, round(num(r.total))), latency: emptyLatency()}))
     const rank = num(r.rn)
     const value = Math.max(0, round(num(r.latency)))
     for (const [name, perMille] of Object.entries(PERCENTILES) as [keyof typeof PERCENTILES, number][]) {
@@ -253,6 +280,7 @@ function emptyFigures(): StatusFigures {
     oldestPendingId: null,
     oldestPendingType: null,
     latencySeconds: emptyLatency(),
+    latencySumSeconds: 0,
     throughputPerMinute: 0,
   }
 }

@@ -6,7 +6,7 @@ import type {ClaimedEvent} from '../schema/event-row.js'
 import {brokerError, LazyConnection} from './connection.js'
 import {metadata} from './envelope.js'
 import {aliasOf, callback, checkOptions, milliseconds, oneOf, target, text, yesNo, type Checked, type OptionRules, type Target} from './options.js'
-import type {Publisher, PublishResult} from './types.js'
+import type {MessagingTarget, Publisher, PublishResult} from './types.js'
 import {loadAmqplib} from '../core/broker-clients.js'
 
 export type AmqpPublisherOptions = AmqpSettings & Target
@@ -58,6 +58,7 @@ interface Connection {
 
 export class AmqpPublisher implements Publisher {
   readonly name = 'amqp'
+  readonly messaging: MessagingTarget = {system: 'rabbitmq', destination: () => this.exchange}
   private readonly exchange: string
   private readonly connection: LazyConnection<Open>
   private readonly returned = new Set<string>()

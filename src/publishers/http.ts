@@ -5,7 +5,7 @@
 import type {ClaimedEvent} from '../schema/event-row.js'
 import {eventHeaders} from './envelope.js'
 import {checkOptions, headerMap, integer, milliseconds, oneOf, target, text, type OptionRules} from './options.js'
-import type {Publisher, PublishResult} from './types.js'
+import type {MessagingTarget, Publisher, PublishResult} from './types.js'
 
 export type CloudEventsMode = 'structured' | 'binary'
 
@@ -92,6 +92,8 @@ function percentEncoded(value: string): string {
 
 export class HttpPublisher implements Publisher {
   readonly name = 'http'
+  // the URL without its query, which may hold a token
+  readonly messaging: MessagingTarget = {system: 'http', destination: () => `${this.target.origin}${this.target.pathname}`}
   private readonly target: URL
   private readonly mode: CloudEventsMode
   private readonly source: string

@@ -5,7 +5,7 @@ import type {ClaimedEvent} from '../schema/event-row.js'
 import {brokerError, LazyConnection} from './connection.js'
 import {metadata} from './envelope.js'
 import {aliasOf, checkOptions, milliseconds, target, textWhere, type Checked, type OptionRules, type Target} from './options.js'
-import type {Publisher, PublishResult} from './types.js'
+import type {MessagingTarget, Publisher, PublishResult} from './types.js'
 import {loadNats} from '../core/broker-clients.js'
 
 export type NatsPublisherOptions = NatsSettings & Target
@@ -46,6 +46,7 @@ interface NatsConnection {
 
 export class NatsPublisher implements Publisher {
   readonly name = 'nats'
+  readonly messaging: MessagingTarget = {system: 'nats', destination: (event) => this.subject(event)}
   private readonly connection: LazyConnection<{nc: NatsConnection; nats: NatsModule}>
 
   private readonly options: Checked<NatsPublisherOptions>
@@ -92,7 +93,7 @@ export class NatsPublisher implements Publisher {
     const timeout = this.options.timeoutMs ?? 5000
     return Promise.all(
       events.map(async (event): Promise<PublishResult> => {
-        const subject = `${this.options.subjectPrefix ?? ''}${event.eventType}`
+        const subject = this.subject(event)
         const h = nats.headers()
         for (const [k, v] of Object.entries(metadata(event))) h.set(k, v)
         try {
@@ -104,6 +105,10 @@ export class NatsPublisher implements Publisher {
         }
       }),
     )
+  }
+
+  private subject(event: ClaimedEvent): string {
+    return `${this.options.subjectPrefix ?? ''}${event.eventType}`
   }
 
   async close(): Promise<void> {

@@ -5,7 +5,7 @@ import type {ClaimedEvent} from '../schema/event-row.js'
 import {brokerError, LazyConnection} from './connection.js'
 import {metadata} from './envelope.js'
 import {aliasOf, checkOptions, integer, milliseconds, target, text, type Checked, type OptionRules, type Target} from './options.js'
-import type {Publisher, PublishResult} from './types.js'
+import type {MessagingTarget, Publisher, PublishResult} from './types.js'
 import {loadRedis} from '../core/broker-clients.js'
 
 export type RedisPublisherOptions = RedisSettings & Target
@@ -39,6 +39,7 @@ interface RedisClient {
 
 export class RedisPublisher implements Publisher {
   readonly name = 'redis'
+  readonly messaging: MessagingTarget = {system: 'redis', destination: () => this.stream}
   private readonly stream: string
   private readonly connection: LazyConnection<RedisClient>
 

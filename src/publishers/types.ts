@@ -12,8 +12,18 @@ export type PublishResult =
   /** permanent: fail the event now (e.g. HTTP 4xx), with the response recorded */
   | {ok: false; error: string; permanent: true}
 
+/** Where a publisher sends an event, as the relay's span names it (OpenTelemetry messaging conventions). */
+export interface MessagingTarget {
+  /** messaging.system, e.g. rabbitmq, nats, redis */
+  readonly system: string
+  /** messaging.destination.name of one event: the exchange, subject, stream or URL it goes to */
+  destination(event: ClaimedEvent): string
+}
+
 export interface Publisher {
   readonly name: string
+  /** for the relay's PRODUCER span; without it the span names the publisher as the system */
+  readonly messaging?: MessagingTarget
   /**
    * Sends a batch, oldest first; one result per event, in the same order. Must only report
    * ok for events the broker acknowledged. A failure of one event must not stop the rest.

@@ -8,6 +8,7 @@ import type {TableNames} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
 import {UsageError} from '../core/errors.js'
 import {renderPrometheus} from '../render/prometheus.js'
+import {family, sample} from '../render/prometheus-text.js'
 import {relayStatus} from './backlog.js'
 import type {RelayMetrics} from './metrics.js'
 
@@ -22,7 +23,6 @@ export async function serveMetrics(options: {db: Db; names: TableNames; metrics:
       res.writeHead(404, {'content-type': 'text/plain'}).end('see /metrics\n')
       return
     }
-    const up = (value: number) => `# HELP outbox_database_up Whether the backlog query succeeded.\n# TYPE outbox_database_up gauge\noutbox_database_up ${value}\n`
     let body: string
     try {
       body = options.metrics.render() + renderPrometheus(await relayStatus(options.db, options.names)) + up(1)
@@ -45,6 +45,13 @@ export async function serveMetrics(options: {db: Db; names: TableNames; metrics:
         server.close(() => resolve())
       }),
   }
+}
+
+/** the family the server adds to the relay's and status's: whether status's read succeeded */
+export const SERVER_FAMILIES = ['outbox_database_up']
+
+function up(value: number): string {
+  return [...family('outbox_database_up', 'gauge', 'Whether the backlog query succeeded.'), sample('outbox_database_up', {}, value)].join('\n') + '\n'
 }
 
 /** A port in use or not ours to bind is the caller's to change: one usage line naming the option. */

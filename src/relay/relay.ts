@@ -15,6 +15,7 @@ import {defaultOwner} from './owner.js'
 import {Wakeup} from './wakeup.js'
 import {nextTurn} from '../core/event-loop.js'
 import {clip} from '../core/text.js'
+import {startPublishSpan} from '../tracing/publish-span.js'
 
 export interface RelayLogger {
   info(msg: string, fields?: object): void
@@ -279,14 +280,17 @@ export class Relay {
 
   /** The publisher's results, one per event; a publisher that throws fails the whole call (retryably). */
   private async send(events: ClaimedEvent[]): Promise<Sent[]> {
+    const span = startPublishSpan(this.publisher, events) // undefined without @opentelemetry/api
+    let results: Sent[]
     try {
-      const results = await this.publisher.publish(events)
+      results = await this.publisher.publish(events)
       if (results.length !== events.length) throw new Error(`publisher ${this.publisher.name} returned ${results.length} results for ${events.length} events`)
-      return results
     } catch (error) {
       const message = `${this.publisher.name}: ${errorText(error)}`
-      return events.map(() => ({ok: false, error: message, transport: true}))
+      results = events.map(() => ({ok: false, error: message, transport: true}))
     }
+    span?.end(results)
+    return results
   }
 
   private async settle(events: ClaimedEvent[], results: Sent[]): Promise<DrainResult> {

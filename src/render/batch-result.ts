@@ -1,6 +1,6 @@
 // Readable summaries of replay and archive (and their dry runs): totals, per type, a sample.
-import type {ArchiveResult} from '../ops/archive.js'
-import type {ReplayResult} from '../ops/replay.js'
+import type {ArchiveOutput} from '../ops/archive.js'
+import type {ReplayOutput} from '../ops/replay.js'
 import type {SampleEvent} from '../ops/events.js'
 import {palette} from './color.js'
 import {renderTable} from './table.js'
@@ -25,15 +25,15 @@ function range(since: string | null, until: string | null): string {
   return ` created ${since ? `from ${since} (inclusive)` : ''}${since && until ? ' ' : ''}${until ? `before ${until} (exclusive)` : ''}`
 }
 
-export async function renderReplay(r: ReplayResult): Promise<string> {
+export async function renderReplay(r: ReplayOutput): Promise<string> {
   const c = await palette()
   const from = r.source === 'archive' ? ' from the archive' : ''
   const head = r.dryRun
-    ? `dry run: would replay ${r.replayed} of ${r.matched} matching event(s)${from}${range(r.since, r.until)}; nothing changed`
-    : `replayed ${r.replayed} event(s)${from}${range(r.since, r.until)} in ${r.batches} batch(es)`
-  const lines = [r.dryRun ? c.cyan(head) : c.green(head), ...(await perType(r.byType))]
+    ? c.cyan(`dry run: would replay ${r.wouldReplay} of ${r.matched} matching event(s)${from}${range(r.since, r.until)}; nothing changed`)
+    : c.green(`replayed ${r.replayed} event(s)${from}${range(r.since, r.until)} in ${r.batches} batch(es)`)
+  const lines = [head, ...(await perType(r.byType))]
   if (r.skippedLeased) lines.push(c.yellow(`skipped ${r.skippedLeased} leased by a live relay (replay them once the lease ends): ${idList(r.skippedLeasedIds, r.skippedLeased)}`))
-  if (r.interrupted) {
+  if (!r.dryRun && r.interrupted) {
     const resume = r.doneThrough ? `; to continue, rerun with --since ${r.doneThrough} (rows at that instant are replayed again, same ids)` : ''
     lines.push(c.yellow(`interrupted: stopped after batch ${r.batches}, which committed; later rows were not touched${resume}`))
   }
@@ -42,15 +42,15 @@ export async function renderReplay(r: ReplayResult): Promise<string> {
   return lines.join('\n') + '\n'
 }
 
-export async function renderArchive(r: ArchiveResult): Promise<string> {
+export async function renderArchive(r: ArchiveOutput): Promise<string> {
   const c = await palette()
   const verb = r.mode === 'delete' ? 'delete' : 'move to the archive'
   const scope = `published event(s) created before ${r.before} (exclusive), published before ${r.publishedBefore}`
   const head = r.dryRun
-    ? `dry run: would ${verb} ${r.archived} ${scope}; nothing changed`
-    : `${r.mode === 'delete' ? 'deleted' : 'archived'} ${r.archived} ${scope}, in ${r.batches} batch(es)${r.file ? `; written to ${r.file}` : ''}`
-  const lines = [r.dryRun ? c.cyan(head) : c.green(head), ...(await perType(r.byType))]
-  if (r.interrupted) lines.push(c.yellow(`interrupted: stopped after batch ${r.batches}, which committed; later rows were not touched; rerun the same command to continue`))
+    ? c.cyan(`dry run: would ${verb} ${r.wouldArchive} ${scope}; nothing changed`)
+    : c.green(`${r.mode === 'delete' ? 'deleted' : 'archived'} ${r.archived} ${scope}, in ${r.batches} batch(es)${r.file ? `; written to ${r.file}` : ''}`)
+  const lines = [head, ...(await perType(r.byType))]
+  if (!r.dryRun && r.interrupted) lines.push(c.yellow(`interrupted: stopped after batch ${r.batches}, which committed; later rows were not touched; rerun the same command to continue`))
   if (r.dryRun) lines.push(...(await sample(r.sample)))
   return lines.join('\n') + '\n'
 }

@@ -1,6 +1,7 @@
 // `outbox chaos` for people: one table row per step and scenario, then the violations with
 // their witnesses, then one verdict line.
 import type {ChaosProgress, ChaosReport} from '../chaos/report.js'
+import {redactSecrets} from '../core/redact.js'
 import {palette} from './color.js'
 import {renderTable} from './table.js'
 
@@ -77,4 +78,15 @@ export function chaosProgress(stream: NodeJS.WriteStream = process.stderr): (p: 
     if (tty) stream.write(`\r\x1b[K${p.index + 1 === p.total ? line + '\n' : line}`)
     else stream.write(line + '\n')
   }
+}
+
+/**
+ * The command line that repeats a chaos invocation: its own arguments with the seed added,
+ * passwords in URLs masked, each argument quoted for a POSIX shell where it needs it.
+ */
+export function repeatCommand(bin: string, argv: readonly string[], seed: number): string {
+  const args = [...argv]
+  if (!args.some((a) => a === '--seed' || a.startsWith('--seed='))) args.push('--seed', String(seed))
+  const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)
+  return [bin, 'chaos', ...args.map((a) => quote(redactSecrets(a)))].join(' ')
 }

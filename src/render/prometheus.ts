@@ -1,11 +1,13 @@
 // Prometheus text exposition (format 0.0.4), e.g. for node_exporter's textfile collector.
+// Every family's HELP and TYPE lines are written even when it has no sample (--by type on an
+// empty table), so a scrape always names the same families.
 import type {StatusFigures, StatusReport} from '../ops/status.js'
+import {family, sample} from './prometheus-text.js'
 
-interface Metric {
+interface Gauge {
   name: string
   help: string
   value: (f: StatusFigures) => number | null
-  labels?: Record<string, string>
 }
 
 const QUANTILES = [
@@ -15,7 +17,7 @@ const QUANTILES = [
   ['1', 'max'],
 ] as const
 
-const METRICS: Metric[] = [
+const GAUGES: Gauge[] = [
   {name: 'outbox_pending', help: 'Events not yet published and not failed (includes in flight and retrying).', value: (f) => f.pending},
   {name: 'outbox_in_flight', help: 'Pending events leased by a relay whose lease is live.', value: (f) => f.inFlight},
   {name: 'outbox_expired_leases', help: 'Pending events whose lease lapsed (relay died or stalled).', value: (f) => f.expiredLeases},
@@ -26,42 +28,28 @@ const METRICS: Metric[] = [
   {name: 'outbox_throughput_per_minute', help: 'Events published per minute over the status window.', value: (f) => f.throughputPerMinute},
 ]
 
+/** the status families, in the order they are written (README's metrics table lists them) */
+export const STATUS_FAMILIES = [...GAUGES.map((g) => g.name), 'outbox_latency_seconds', 'outbox_status_window_seconds']
+
 export function renderPrometheus(report: StatusReport): string {
   const base = {table: report.table}
   const groups: [Record<string, string>, StatusFigures][] = report.byType
     ? report.byType.map((t) => [{...base, event_type: t.eventType}, t])
     : [[base, report]]
   const lines: string[] = []
-  const gauge = (name: string, help: string) => lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`)
-  for (const metric of METRICS) {
-    gauge(metric.name, metric.help)
-    for (const [labels, figures] of groups) lines.push(sample(metric.name, labels, metric.value(figures) ?? 0))
+  for (const gauge of GAUGES) {
+    lines.push(...family(gauge.name, 'gauge', gauge.help))
+    for (const [labels, figures] of groups) lines.push(sample(gauge.name, labels, gauge.value(figures) ?? 0))
   }
-  gauge('outbox_latency_seconds', 'End-to-end latency (published_at - created_at) over the status window; quantile 1 is the maximum.')
+  // A summary: status computes exact nearest-rank quantiles in SQL, no buckets to choose.
+  // Its _count and _sum cover the window (not counters since a start): _sum / _count is the
+  // window's mean; rate() does not apply.
+  lines.push(...family('outbox_latency_seconds', 'summary', 'End-to-end latency (published_at - created_at) of the events published within the status window; quantile 1 is the maximum, NaN when none.'))
   for (const [labels, figures] of groups) {
-    for (const [quantile, key] of QUANTILES) {
-      const value = figures.latencySeconds[key]
-      if (value !== null) lines.push(sample('outbox_latency_seconds', {...labels, quantile}, value))
-    }
+    for (const [quantile, key] of QUANTILES) lines.push(sample('outbox_latency_seconds', {...labels, quantile}, figures.latencySeconds[key] ?? Number.NaN))
+    lines.push(sample('outbox_latency_seconds_sum', labels, figures.latencySumSeconds), sample('outbox_latency_seconds_count', labels, figures.published))
   }
-  gauge('outbox_status_window_seconds', 'Length of the window the published, latency and throughput figures cover.')
+  lines.push(...family('outbox_status_window_seconds', 'gauge', 'Length of the window the published, latency and throughput figures cover.'))
   lines.push(sample('outbox_status_window_seconds', base, report.windowSeconds))
   return lines.join('\n') + '\n'
-}
-
-function sample(name: string, labels: Record<string, string>, value: number): string {
-  const text = Object.entries(labels)
-    .map(([k, v]) => `${k}="${escapeLabel(v)}"`)
-    .join(',')
-  return `${name}{${text}} ${formatValue(value)}`
-}
-
-function escapeLabel(value: string): string {
-  return value.replaceAll('\\', '\\\\').replaceAll('\n', '\\n').replaceAll('"', '\\"')
-}
-
-function formatValue(value: number): string {
-  if (Number.isNaN(value)) return 'NaN'
-  if (!Number.isFinite(value)) return value > 0 ? '+Inf' : '-Inf'
-  return String(value)
 }

@@ -1,7 +1,9 @@
 // Consumer on the app's own executor, on every dialect: each pool, connection, Kysely instance
 // and the library's Db. The effect gets the app's own transaction object and writes through it;
 // the effect and the inbox row commit together or not at all, a duplicate is skipped (also two
-// deliveries at once), and with checkVersion two handlers of one aggregate take turns.
+// deliveries at once), and with checkVersion two handlers of one aggregate take turns. handleBatch
+// runs several events in one transaction, each in a savepoint: an effect that throws undoes its
+// own event alone, a duplicate is skipped (also inside the batch), a COMMIT that fails keeps none.
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {Kysely, MysqlDialect, PostgresDialect, SqliteDialect, sql as ksql} from 'kysely'
 import {raw, sql, type DialectName, type TableNames} from '../../dialects/index.js'
@@ -91,15 +93,27 @@ for (const target of matrix) {
     let db: Db
     let names: TableNames
     let effects: string
+    // a table whose constraint is checked at COMMIT only: an effect that breaks it fails the COMMIT
+    // (PostgreSQL: a deferred UNIQUE; SQLite: a deferred foreign key; MySQL/MariaDB have neither)
+    let deferred: string | undefined
     const count = async (table: string, where: string) => Number((await db.query<{n: number | string}>(sql`SELECT COUNT(*) AS n FROM ${raw(table)} WHERE ${raw(where)}`))[0].n)
 
     beforeAll(async () => {
       ;({db, names} = await openTables(target.url, `cx${target.dialect.slice(0, 2)}`, {inbox: true, archive: false}))
       effects = `${names.outbox}_fx`
       await db.execute(sql`CREATE TABLE ${raw(effects)} (event_id VARCHAR(64) NOT NULL, note VARCHAR(64) NOT NULL)`)
+      const table = `${names.outbox}_def`
+      if (target.dialect === 'postgres') deferred = table
+      if (target.dialect === 'postgres') await db.execute(sql`CREATE TABLE ${raw(table)} (event_id VARCHAR(64) NOT NULL, note VARCHAR(64) NOT NULL UNIQUE DEFERRABLE INITIALLY DEFERRED)`)
+      if (target.dialect === 'sqlite') {
+        deferred = table
+        await db.execute(sql`CREATE TABLE ${raw(`${table}_parent`)} (id VARCHAR(64) PRIMARY KEY)`)
+        await db.execute(sql`CREATE TABLE ${raw(table)} (event_id VARCHAR(64) NOT NULL, note VARCHAR(64) NOT NULL REFERENCES ${raw(`${table}_parent`)} (id) DEFERRABLE INITIALLY DEFERRED)`)
+      }
     })
     afterAll(async () => {
       await db?.execute(sql`DROP TABLE IF EXISTS ${raw(effects)}`).catch(() => {})
+      if (deferred) for (const t of [deferred, `${deferred}_parent`]) await db?.execute(sql`DROP TABLE IF EXISTS ${raw(t)}`).catch(() => {})
       await closeTables(db, names)
     })
 
@@ -143,6 +157,43 @@ for (const target of matrix) {
           const outcomes = await Promise.all([c.handle(event, slow), c.handle(event, slow)])
           expect(outcomes.sort()).toEqual(['applied', 'duplicate'])
           expect(await effectsOf(event.id)).toBe(1)
+        })
+
+        it('handleBatch: one transaction for all; the effect that throws in the middle is undone alone; duplicates skipped, inside the batch too', async () => {
+          const c = consumer('-b')
+          const seen = {id: uuidv7(), aggregateId: 'order-b0'}
+          expect(await c.handle(seen, (tx) => kind.write(tx, effects, seen.id, 'before'))).toBe('applied')
+          const [a, b, failing, d] = [1, 2, 3, 4].map((n) => ({id: uuidv7(), aggregateId: `order-b${n}`}))
+          const write = (event: {id: string}) => (tx: unknown) => kind.write(tx, effects, event.id, 'batched')
+          const results = await c.handleBatch([
+            {event: a, effect: write(a)},
+            {event: b, effect: write(b)},
+            {event: seen, effect: write(seen)},
+            {event: failing, effect: async (tx) => {
+              await kind.write(tx, effects, failing.id, 'doomed')
+              throw new Error('smtp down')
+            }},
+            {event: a, effect: write(a)},
+            {event: d, effect: write(d)},
+          ])
+          expect(results.map((r) => r.outcome ?? (r.error as Error).message)).toEqual(['applied', 'applied', 'duplicate', 'smtp down', 'duplicate', 'applied'])
+          for (const e of [a, b, d, seen]) expect([await effectsOf(e.id), await inboxOf(e.id)]).toEqual([1, 1])
+          expect([await effectsOf(failing.id), await inboxOf(failing.id)]).toEqual([0, 0])
+        })
+
+        it('handleBatch: a COMMIT that fails throws, and nothing of the batch stays', async (context) => {
+          if (!deferred) return context.skip()
+          const c = consumer('-c')
+          const events = [1, 2, 3].map((n) => ({id: uuidv7(), aggregateId: `order-c${n}`}))
+          const batch = events.map((event) => ({event, effect: async (tx: unknown) => {
+            await kind.write(tx, effects, event.id, 'lost')
+            if (event === events[1]) await kind.write(tx, deferred!, event.id, `clash-${name}`) // twice: checked at COMMIT
+            if (event === events[1]) await kind.write(tx, deferred!, event.id, `clash-${name}`)
+          }}))
+          await expect(c.handleBatch(batch)).rejects.toThrow()
+          for (const e of events) expect([await effectsOf(e.id), await inboxOf(e.id)]).toEqual([0, 0])
+          // the connection is usable afterwards, and the events apply once delivered again
+          expect((await c.handleBatch(events.map((event) => ({event, effect: (tx: unknown) => kind.write(tx, effects, event.id, 'again')})))).map((r) => r.outcome)).toEqual(['applied', 'applied', 'applied'])
         })
 
         // One handler's effect is slow and the other arrives 100 ms later. Without the per-aggregate

@@ -257,7 +257,7 @@ describe('--help shows typed defaults as written', () => {
 
 describe('start-up: what a command does not need, it does not load', () => {
   // Kysely is ESM (seen by the hook's load hook); the drivers are CommonJS (seen in the require cache)
-  const HEAVY = ['kysely', 'pg', 'mysql2', 'better-sqlite3', 'amqplib', 'nats', 'redis', '@redis']
+  const HEAVY = ['kysely', 'pg', 'mysql2', 'better-sqlite3', 'amqplib', 'nats', 'redis', '@redis', '@opentelemetry']
   function loadedHeavy(args: string[], status: number): string[] {
     const file = join(tmp, `loaded-${Math.random().toString(36).slice(2)}.txt`)
     const r = run(args, ['--require', join(root, 'test/helpers/loaded-modules.cjs')], {OUTBOX_LOADED_MODULES: file})

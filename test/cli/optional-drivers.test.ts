@@ -1,8 +1,9 @@
 // The drivers and broker clients are optional peer dependencies. An install without one (here:
 // the built CLI copied beside a node_modules that lacks them) still prints SQL, and a URL that
-// needs a missing driver says which package to install, in one line, exit 2.
+// needs a missing driver says which package to install, in one line, exit 2. Without
+// @opentelemetry/api the library and the CLI work as before, and store nothing more.
 import {spawnSync} from 'node:child_process'
-import {cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync} from 'node:fs'
+import {cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -12,6 +13,7 @@ const BROKER_CLIENTS = ['amqplib', 'nats', 'redis', '@redis']
 const DRIVERS = ['pg', 'mysql2', 'better-sqlite3']
 let app: string
 let noBrokers: string
+let noTracing: string
 
 /** The built CLI copied beside a node_modules of links to ours, less the packages `missing`. */
 function install(missing: string[]): string {
@@ -28,9 +30,10 @@ function install(missing: string[]): string {
 beforeAll(() => {
   app = install([...DRIVERS, ...BROKER_CLIENTS])
   noBrokers = install(BROKER_CLIENTS)
+  noTracing = install(['@opentelemetry'])
 })
 afterAll(() => {
-  for (const dir of [app, noBrokers]) rmSync(dir, {recursive: true, force: true})
+  for (const dir of [app, noBrokers, noTracing]) rmSync(dir, {recursive: true, force: true})
 })
 
 function run(args: string[], dir = app) {
@@ -71,4 +74,36 @@ describe('an install without the broker clients', () => {
       expect(r.stderr).toBe(`outbox: ${what} needs the ${pkg} package, which is not installed. Install it next to outbox: npm install ${pkg}\n`)
     })
   }
+})
+
+// writeEventSync, then Consumer.handle of an event that carries a traceparent: the library's
+// traced paths, run where @opentelemetry/api is not installed
+const LIBRARY_RUN = `
+import Database from 'better-sqlite3'
+const o = await import('./dist/src/index.js')
+const [file] = process.argv.slice(2)
+const db = await o.openDb('sqlite:' + file)
+await o.applyInit(db, o.DEFAULT_TABLES, {inbox: true, archive: false})
+const database = new Database(file)
+const event = {eventType: 'order.created', aggregateId: 'o-1', payload: {}, headers: {tenant: 't1'}}
+const id = database.transaction(() => o.writeEventSync(database, event))()
+database.close()
+const consumer = new o.Consumer(db, {consumer: 'billing'})
+const outcome = await consumer.handle({id, headers: {traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'}}, async () => {})
+await db.close()
+console.log(JSON.stringify({outcome}))
+`
+
+describe('an install without @opentelemetry/api', () => {
+  it('writes, relays and consumes as before, and stores only the headers given', () => {
+    const file = join(noTracing, 'traced.db')
+    const script = join(noTracing, 'library-run.mjs')
+    writeFileSync(script, LIBRARY_RUN)
+    const lib = spawnSync(process.execPath, [script, file], {encoding: 'utf8', cwd: noTracing})
+    expect(lib.stderr).toBe('')
+    expect(JSON.parse(lib.stdout)).toEqual({outcome: 'applied'})
+    const r = run(['relay', '--url', `sqlite:${file}`, '--publisher', 'stdout', '--once'], noTracing)
+    expect(r.status, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout.trim()).headers).toEqual({tenant: 't1'})
+  })
 })

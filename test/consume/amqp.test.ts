@@ -71,7 +71,7 @@ describe.skipIf(!b.available)('amqp runtime: declaration', () => {
     }
   })
 
-  it('while the handler runs the next message is in hand already (prefetch 2 per handler); a stop gives it back', async () => {
+  it('while the handler runs the next message is in hand already (prefetch 2 per delivery in a transaction); a stop gives it back', async () => {
     const t = await TOPOLOGIES.amqp(fx.db)
     try {
       const queue = t.cliFlags[t.cliFlags.indexOf('--queue') + 1]
@@ -83,6 +83,7 @@ describe.skipIf(!b.available)('amqp runtime: declaration', () => {
       const first = await t.run({
         consumer: 'spare',
         tables: {inbox: fx.names.inbox},
+        maxBatch: 1, // one delivery per transaction: prefetch 2 (a batch of 16 would keep 32)
         signal: stop.signal,
         handler: async (event, tx) => {
           await fx.record(event, tx)

@@ -1,7 +1,7 @@
 // `outbox consume` as a user runs it (./bin/run.js) against the real brokers and PostgreSQL:
 // bad input is one line and exit 2 with nothing touched and no driver or broker client loaded;
-// --max-events drains and exits 0; a consumer SIGKILLed mid-stream and started again leaves
-// every effect exactly once; SIGTERM stops a service after the events in flight.
+// --max-events drains and exits 0; a consumer SIGKILLed mid-stream (or inside a batch's
+// transaction) and started again leaves every effect exactly once; SIGTERM stops a service after the events in flight.
 import {spawnSync} from 'node:child_process'
 import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -38,6 +38,11 @@ afterAll(async () => {
 
 const tag = () => randomBytes(2).toString('hex')
 const dbFlags = () => ['--url', fx.url, '--inbox-table', fx.names.inbox]
+/** how many of ids have their effect */
+const appliedOf = async (ids: string[]) => {
+  const counts = await fx.counts()
+  return ids.filter((id) => counts.has(id)).length
+}
 const env = (delayMs = 0) => ({EFFECTS_TABLE: fx.effects, HANDLER_DELAY_MS: String(delayMs)})
 
 describe('outbox consume: bad input', () => {
@@ -70,6 +75,8 @@ describe('outbox consume: bad input', () => {
     ['a handler without a default export', () => [...base(BROKER_URLS.amqp), noDefault], /has no default export function/],
     ['a handler that throws at load', () => [...base(BROKER_URLS.amqp), throwing], /failed to load: boom at load/],
     ['a concurrency of 0', () => [...base(BROKER_URLS.amqp), handler, '--concurrency', '0'], /--concurrency/],
+    ['a batch over 64', () => [...base(BROKER_URLS.amqp), handler, '--batch', '65'], /--batch/],
+    ['--batch with http', () => [...base('http://127.0.0.1:0/events'), handler, '--batch', '4'], /--batch does not apply to http/],
     ['a bad retry delay', () => [...base(BROKER_URLS.amqp), handler, '--retry-delay', 'soon'], /retry-delay/],
     ['no --consumer', () => ['consume', '--from', BROKER_URLS.amqp, '--handler', handler], /Missing required flag consumer/],
   ]
@@ -113,15 +120,31 @@ for (const name of ['amqp', 'nats', 'redis'] as BrokerName[]) {
       expect(exactlyOnce(await fx.counts(), events.map((e) => e.id))).toEqual({missing: [], repeated: []})
     })
 
+    it('SIGKILL inside a batch transaction (before its COMMIT), then started again: every effect exactly once', async () => {
+      const own = await TOPOLOGIES[name](fx.db) // a stream of its own: the failpoint counts these events only
+      const events = claimed(40, tag())
+      await own.publish(events)
+      const ids = events.map((e) => e.id)
+      const args = ['consume', ...dbFlags(), '--from', b.url, ...own.cliFlags, '--consumer', 'cli-kill-batch', '--handler', handler, '--batch', '8', ...quick]
+      const applied = () => appliedOf(ids)
+      // the 12th effect: after it the process dies, its batch's savepoints open, no COMMIT
+      const first = await cliAsync(args, {...env(0), OUTBOX_FAILPOINTS: 'consumer.before-commit=kill@12'}).done
+      expect(first.signal, first.stderr).toBe('SIGKILL')
+      expect(await applied()).toBeLessThan(12)
+      const second = cliAsync(args, env(0))
+      await until(async () => (await applied()) === 40, 40_000, 'the restarted consumer to apply the rest')
+      second.child.kill('SIGTERM')
+      expect((await second.done).status).toBe(0)
+      expect(exactlyOnce(await fx.counts(), ids)).toEqual({missing: [], repeated: []})
+      await own.cleanup()
+    })
+
     it('SIGKILL mid-stream, then started again: every effect exactly once; SIGTERM stops the service with exit 0', async () => {
       const events = claimed(60, tag())
       await t.publish(events)
       const ids = events.map((e) => e.id)
-      const args = ['consume', ...dbFlags(), '--from', b.url, ...t.cliFlags, '--consumer', 'cli-kill', '--handler', handler, '--concurrency', '4', ...quick]
-      const applied = async () => {
-        const counts = await fx.counts()
-        return ids.filter((id) => counts.has(id)).length
-      }
+      const args = ['consume', ...dbFlags(), '--from', b.url, ...t.cliFlags, '--consumer', 'cli-kill', '--handler', handler, '--concurrency', '4', '--batch', '4', ...quick] // at most 16 in flight: the kill lands mid-stream
+      const applied = () => appliedOf(ids)
       const first = cliAsync(args, env(30))
       await until(async () => (await applied()) >= 15, 30_000, 'the first consumer to apply 15 events')
       first.child.kill('SIGKILL')

@@ -34,7 +34,7 @@ describe.skipIf(!amqp.available)('amqp: publisher -> plain amqplib -> decodeAmqp
     cleanups.push(() => channel.deleteExchange(exchange))
     const {queue} = await channel.assertQueue('', {exclusive: true})
     await channel.bindQueue(queue, exchange, '#')
-    const publisher = new AmqpPublisher({url: amqp.url, exchange, timeoutMs: 3000})
+    const publisher = new AmqpPublisher({target: amqp.url, exchange, timeoutMs: 3000})
     expect(await publisher.publish(events)).toEqual(events.map(() => ({ok: true})))
     await publisher.close()
     for (const event of events) {
@@ -59,7 +59,7 @@ describe.skipIf(!nats.available)('nats: publisher -> plain nats.js consumer -> d
     cleanups.push(() => nc.close())
     const jsm = await nc.jetstreamManager()
     cleanups.push(() => jsm.streams.delete(stream))
-    const publisher = new NatsPublisher({url: nats.url, subjectPrefix: prefix, stream, timeoutMs: 3000})
+    const publisher = new NatsPublisher({target: nats.url, subjectPrefix: prefix, stream, timeoutMs: 3000})
     expect(await publisher.publish(events)).toEqual(events.map(() => ({ok: true})))
     await publisher.close()
     const consumer = await nc.jetstream().consumers.get(stream) // an ordered consumer: the plain client's simplest read
@@ -82,7 +82,7 @@ describe.skipIf(!redis.available)('redis: publisher -> plain XRANGE -> decodeRed
     await client.connect()
     cleanups.push(() => client.close())
     cleanups.push(() => client.del(key))
-    const publisher = new RedisPublisher({url: redis.url, stream: key, timeoutMs: 3000})
+    const publisher = new RedisPublisher({target: redis.url, stream: key, timeoutMs: 3000})
     expect(await publisher.publish(events)).toEqual(events.map(() => ({ok: true})))
     await publisher.close()
     const entries = await client.xRange(key, '-', '+')

@@ -21,6 +21,8 @@ export interface DeadLetter {
 export interface Topology {
   /** `outbox consume` flags for this topology */
   cliFlags: string[]
+  /** a new publisher of ours onto this topology */
+  publisher(): Publisher
   publish(events: ClaimedEvent[]): Promise<void>
   /** a message on the same route that is no outbox event (body "hello") */
   publishForeign(): Promise<void>
@@ -43,9 +45,11 @@ async function amqp(db: RuntimeOptions['db']): Promise<Topology> {
   const queue = uniqueName('consume_q')
   const exchange = uniqueName('consume_x')
   const dead: DeadLetter[] = []
+  const publisher = () => new AmqpPublisher({target: url, exchange, timeoutMs: 3000})
   const topology: Topology = {
     cliFlags: ['--queue', queue, '--exchange', exchange],
-    publish: (events) => published(new AmqpPublisher({url, exchange, timeoutMs: 3000}), events),
+    publisher,
+    publish: (events) => published(publisher(), events),
     async publishForeign() {
       admin.publish(exchange, 'order.created', Buffer.from('hello'), {})
     },
@@ -88,9 +92,11 @@ async function nats(db: RuntimeOptions['db']): Promise<Topology> {
   void (async () => {
     for await (const m of advisories) terminated.push(m.json())
   })()
+  const publisher = () => new NatsPublisher({target: url, subjectPrefix: prefix, stream, timeoutMs: 3000})
   return {
     cliFlags: ['--stream', stream],
-    publish: (events) => published(new NatsPublisher({url, subjectPrefix: prefix, stream, timeoutMs: 3000}), events),
+    publisher,
+    publish: (events) => published(publisher(), events),
     async publishForeign() {
       await nc.jetstream().publish(`${prefix}order.created`, new TextEncoder().encode('hello'))
     },
@@ -116,9 +122,11 @@ async function redis(db: RuntimeOptions['db']): Promise<Topology> {
   const client = createClient({url})
   await client.connect()
   const stream = uniqueName('consume')
+  const publisher = () => new RedisPublisher({target: url, stream, timeoutMs: 3000})
   return {
     cliFlags: ['--stream', stream],
-    publish: (events) => published(new RedisPublisher({url, stream, timeoutMs: 3000}), events),
+    publisher,
+    publish: (events) => published(publisher(), events),
     async publishForeign() {
       await client.xAdd(stream, '*', {body: 'hello'})
     },

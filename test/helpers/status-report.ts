@@ -16,6 +16,7 @@ export const report = (over: Partial<StatusReport> = {}): StatusReport => ({
   oldestPendingId: 'x',
   oldestPendingType: 'a',
   latencySeconds: {p50: 1, p95: 2, p99: 30, max: 31},
+  latencySumSeconds: 36.5,
   throughputPerMinute: 0.083,
   ...over,
 })

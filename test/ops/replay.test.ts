@@ -83,7 +83,8 @@ for (const target of matrix) {
       ]
       const rows = await insertRows(db, names, now, specs)
       const expected = {matched: 5, replayed: 4, skippedLeased: 1, skippedLeasedIds: [rows[2]], byType: {a: 2, b: 2}}
-      expect(await replay(db, names, {since: iso(-300), dryRun: true})).toMatchObject(expected)
+      const {replayed, ...planned} = expected
+      expect(await replay(db, names, {since: iso(-300), dryRun: true})).toMatchObject({...planned, wouldReplay: replayed})
       expect(await replay(db, names, {since: iso(-300), batch: 2})).toMatchObject({...expected, batches: 3})
       expect(await replay(db, names, {since: iso(-300), batch: 10})).toMatchObject({...expected, batches: 1})
     })
@@ -142,7 +143,10 @@ for (const target of matrix) {
       await reset()
       const before = await snapshot(db, names)
       const r = await replay(db, names, {since: iso(-3600), until: iso(-600), dryRun: true})
-      expect(r).toMatchObject({dryRun: true, matched: 5, replayed: 4, skippedLeased: 1, skippedLeasedIds: [id.leased], byType: {a: 2, b: 2}})
+      expect(r).toMatchObject({dryRun: true, matched: 5, wouldReplay: 4, skippedLeased: 1, skippedLeasedIds: [id.leased], byType: {a: 2, b: 2}})
+      // nothing was replayed, so a dry run does not say `replayed`, nor batches of a run it did not do
+      expect(r).not.toHaveProperty('replayed')
+      expect(r).not.toHaveProperty('batches')
       expect(r.sample.map((s) => s.id)).toEqual([id.atSince, id.published, id.failed, id.lapsed])
       expect(await snapshot(db, names)).toBe(before)
     })
@@ -186,7 +190,7 @@ for (const target of matrix) {
         {id: id.published, type: 'a', created: -1800, published: -1790},
       ], 'archive')
       const plan = await replay(db, names, {fromArchive: true, since: iso(-6000), dryRun: true})
-      expect(plan).toMatchObject({source: 'archive', matched: 3, replayed: 2, alreadyInOutbox: 1, alreadyInOutboxIds: [id.published]})
+      expect(plan).toMatchObject({source: 'archive', matched: 3, wouldReplay: 2, alreadyInOutbox: 1, alreadyInOutboxIds: [id.published]})
       const r = await replay(db, names, {fromArchive: true, since: iso(-6000), batch: 1})
       expect(r).toMatchObject({source: 'archive', matched: 3, replayed: 2, alreadyInOutbox: 1, alreadyInOutboxIds: [id.published], byType: {c: 2}})
       expect(await ids(db, names, 'archive')).toEqual([id.published])
@@ -221,7 +225,7 @@ for (const target of matrix) {
       expect(await snapshot(db, names)).toBe(before)
     })
 
-    it('the CLI replays with --yes and prints counts per type; --dry-run --json has the same shape', async () => {
+    it('the CLI replays with --yes and prints counts per type; --dry-run --json says what it would do', async () => {
       await reset()
       const dry = cli(['replay', ...flags(), '--since', iso(-3600), '--until', iso(-600), '--dry-run', '--json'])
       expect(dry.status).toBe(0)
@@ -229,8 +233,16 @@ for (const target of matrix) {
       const r = cli(['replay', ...flags(), '--since', iso(-3600), '--until', iso(-600), '--yes', '--json', '--batch', '2'])
       expect(r.status).toBe(0)
       const done = JSON.parse(r.stdout)
-      expect(Object.keys(done).sort()).toEqual(Object.keys(plan).sort())
-      expect(done).toMatchObject({dryRun: false, replayed: plan.replayed, byType: plan.byType, skippedLeased: 1})
+      // the same selection fields; a plan says wouldReplay, a run says replayed and its batches
+      const shared = (o: object) => Object.keys(o).filter((k) => !['dryRun', 'wouldReplay', 'replayed', 'batches', 'interrupted', 'doneThrough'].includes(k)).sort()
+      expect(shared(done)).toEqual(shared(plan))
+      expect(plan).toMatchObject({dryRun: true, wouldReplay: 4})
+      expect(plan).not.toHaveProperty('replayed')
+      expect(done).toMatchObject({dryRun: false, replayed: plan.wouldReplay, byType: plan.byType, skippedLeased: 1})
+      expect(done).not.toHaveProperty('wouldReplay')
+      const textPlan = cli(['replay', ...flags(), '--since', iso(-3600), '--until', iso(-600), '--dry-run'])
+      expect(textPlan.stdout).toMatch(/^dry run: would replay \d+ of 5 matching event\(s\)/)
+      expect(textPlan.stdout).not.toMatch(/replayed/)
       const text = cli(['replay', ...flags(), '--failed', '--yes'])
       expect(text.status).toBe(0)
       expect(text.stdout).toMatch(/replayed 0 event\(s\)/) // already replayed above

@@ -5,7 +5,9 @@ import type {Db} from '../../src/db/index.js'
 import {applyInit} from '../../src/schema/init.js'
 import {databaseNow} from '../../src/ops/query.js'
 import {readStatus, type StatusReport} from '../../src/ops/status.js'
+import {STATUS_FAMILIES} from '../../src/render/prometheus.js'
 import {cli} from '../helpers/cli.js'
+import {promtoolAvailable, promtoolCheck} from '../helpers/promtool.js'
 import {clear, insertRows, type RowSpec} from '../helpers/rows.js'
 import {dropTables, targets, uniqueTables} from '../helpers/targets.js'
 import {closeTables, openTables} from '../helpers/tables.js'
@@ -59,6 +61,7 @@ for (const target of matrix) {
       expect(r.oldestPendingAgeSeconds).toBeLessThan(630)
       // 30 latencies sorted: 0.1..0.9, 1, 1, 1.1..1.9, 2, 2, 3..10; nearest rank 15, 29, 30, 30
       expect(r.latencySeconds).toEqual({p50: 1.4, p95: 9, p99: 10, max: 10})
+      expect(r.latencySumSeconds).toBe(76) // 1+..+10 and 0.1+..+2.0
       expect(r.throughputPerMinute).toBe(0.5)
       expect(r.byType).toBeUndefined()
     })
@@ -68,6 +71,7 @@ for (const target of matrix) {
       const [a, b] = r.byType!
       expect(a).toMatchObject({eventType: 'a', pending: 4, inFlight: 1, expiredLeases: 1, retrying: 1, failed: 1, published: 10, oldestPendingId: oldestId})
       expect(a.latencySeconds).toEqual({p50: 5, p95: 10, p99: 10, max: 10})
+      expect([a.latencySumSeconds, b.latencySumSeconds]).toEqual([55, 21])
       expect(b).toMatchObject({eventType: 'b', pending: 1, inFlight: 0, expiredLeases: 0, retrying: 0, failed: 0, published: 20, oldestPendingId: bId})
       expect(b.latencySeconds).toEqual({p50: 1, p95: 1.9, p99: 2, max: 2})
       expect(b.throughputPerMinute).toBe(0.333)
@@ -129,17 +133,20 @@ for (const target of matrix) {
       expect(get('outbox_latency_seconds', 'event_type="b",quantile="0.95"')).toBe(1.9)
       expect(get('outbox_latency_seconds', 'event_type="a",quantile="1"')).toBe(10)
       expect(get('outbox_throughput_per_minute', 'event_type="a"')).toBe(0.167)
-      // every metric has HELP and TYPE lines before its samples
-      for (const name of new Set([...samples.keys()].map((k) => k.split('{')[0]))) {
-        expect(r.stdout).toMatch(new RegExp(`# HELP ${name} .+\\n# TYPE ${name} gauge\\n${name}\\{`))
+      expect(get('outbox_latency_seconds_sum', 'event_type="a"')).toBe(55)
+      expect(get('outbox_latency_seconds_count', 'event_type="b"')).toBe(20)
+      // every family has HELP and TYPE lines before its samples
+      for (const name of STATUS_FAMILIES) {
+        expect(r.stdout).toMatch(new RegExp(`# HELP ${name} .+\\n# TYPE ${name} (gauge|summary)\\n${name}\\{`))
       }
+      if (promtoolAvailable) expect(promtoolCheck(r.stdout)).toEqual({ok: true, output: ''})
     })
 
     it('renders a table and refuses bad input with exit 2', () => {
       const r = cli(['status', ...flags(), '--by', 'type'])
       expect(r.status).toBe(0)
       expect(r.stdout).toMatch(/│ a +│ 4 +│ 1 +│ 1 +│ 1 +│ 1 +│ 10m/)
-      for (const bad of [['--window', '5'], ['--max-pending', '-1'], ['--max-age', 'soon'], ['--watch', '2s']]) {
+      for (const bad of [['--window', '5'], ['--max-pending', '-1'], ['--max-age', 'soon'], ['--watch', '2s', '--json']]) {
         const e = cli(['status', ...flags(), ...bad])
         expect(e.status, bad.join(' ')).toBe(2)
         expect(e.stderr.trim().split('\n')).toHaveLength(1)
@@ -164,13 +171,19 @@ for (const target of matrix) {
       }
     })
 
-    it('an empty table reports zeros and nulls', async () => {
+    it('an empty table reports zeros and nulls; --format prometheus --by type still writes every family', async () => {
       const other = uniqueTables('ste')
       await applyInit(db, other, {inbox: false, archive: false})
       try {
         const r = await readStatus(db, other, {windowMs: 3_600_000, byType: true})
-        expect(r).toMatchObject({pending: 0, failed: 0, published: 0, oldestPendingAgeSeconds: null, oldestPendingId: null, byType: []})
+        expect(r).toMatchObject({pending: 0, failed: 0, published: 0, latencySumSeconds: 0, oldestPendingAgeSeconds: null, oldestPendingId: null, byType: []})
         expect(r.latencySeconds).toEqual({p50: null, p95: null, p99: null, max: null})
+        for (const by of [['--by', 'type'], []]) {
+          const p = cli(['status', '--url', target.url, '--table', other.outbox, '--format', 'prometheus', ...by])
+          expect(p.status).toBe(0)
+          for (const name of STATUS_FAMILIES) expect(p.stdout).toMatch(new RegExp(`^# HELP ${name} .+\\n# TYPE ${name} `, 'm'))
+          if (promtoolAvailable) expect(promtoolCheck(p.stdout), by.join(' ')).toEqual({ok: true, output: ''})
+        }
       } finally {
         await dropTables(db, other)
       }

@@ -16,6 +16,7 @@ import {failpoint} from '../../core/failpoints.js'
 import type {Db} from '../../db/index.js'
 import {createLogger} from '../../relay/logger.js'
 import type {Scenario, ScenarioContext} from '../business-scenario.js'
+import type {Note} from '../history.js'
 import {recordAcked, recordDelivery, recordEffect, recordOutcome, type RunTables} from '../tables.js'
 import {openSource} from './transport.js'
 import type {WorkerConfig} from './worker.js'
@@ -26,7 +27,7 @@ const ACK_FLUSH_MS = 50
 /** What the delivery log says of a delivery: the loop's outcome, or what else became of it. */
 type Settled = ConsumeOutcome | 'dead-lettered' | 'acked'
 
-export async function runConsumer(config: WorkerConfig, db: Db, scenario: Scenario, ctx: ScenarioContext, t: RunTables, say: (line: string) => void): Promise<void> {
+export async function runConsumer(config: WorkerConfig, db: Db, scenario: Scenario, ctx: ScenarioContext, t: RunTables, say: (line: string) => void, note: Note): Promise<void> {
   const stop = new AbortController()
   // mid-message, the message is finished and acked first (the loop's graceful stop)
   process.once('SIGTERM', () => stop.abort())
@@ -49,6 +50,8 @@ export async function runConsumer(config: WorkerConfig, db: Db, scenario: Scenar
         const {event} = delivery
         const deliveryId = randomUUID()
         const known = !(event instanceof MessageDecodeError)
+        const ids = known ? [event.id] : undefined
+        note({type: 'invoke', op: 'deliver', ids})
         await recordDelivery(db, db.dialect, t, known ? {deliveryId, eventId: event.id, aggregateId: event.aggregateId, version: event.aggregateVersion} : {deliveryId, eventId: '(undecodable)', aggregateId: null, version: null})
         const ackedEarly = known && config.consumerMode === 'ack-first'
         if (ackedEarly) {
@@ -64,12 +67,14 @@ export async function runConsumer(config: WorkerConfig, db: Db, scenario: Scenar
         return {
           ...delivery,
           async ack(outcome) {
+            note({type: 'ok', op: 'deliver', ids, detail: outcome})
             await log(deliveryId, outcome)
             failpoint('consumer.after-commit')
             if (!ackedEarly) await delivery.ack(outcome)
             await acked(deliveryId)
           },
           async retry(reason, delayMs) {
+            note({type: 'fail', op: 'deliver', ids, detail: `retry: ${reason}`})
             if (config.consumerMode !== 'ack-on-error') return delivery.retry(reason, delayMs)
             // Broken on purpose: the transaction failed (a lost connection), the message is acked anyway
             await log(deliveryId, 'acked')
@@ -77,6 +82,7 @@ export async function runConsumer(config: WorkerConfig, db: Db, scenario: Scenar
             await acked(deliveryId)
           },
           async deadLetter(reason) {
+            note({type: 'fail', op: 'deliver', ids, detail: `dead-lettered: ${reason}`})
             await log(deliveryId, 'dead-lettered')
             await delivery.deadLetter(reason)
             await acked(deliveryId)

@@ -3,14 +3,15 @@
 // strategy outbox-lost-is-published its publisher says ok where the broker never answered.
 import type {Db} from '../../db/index.js'
 import type {Publisher, PublishResult} from '../../publishers/types.js'
+import type {Note} from '../history.js'
 import type {RunTables} from '../tables.js'
 import {relayPublisher} from './transport.js'
 import type {WorkerConfig} from './worker.js'
 
-export async function runRelay(config: WorkerConfig, db: Db, t: RunTables, say: (line: string) => void): Promise<void> {
+export async function runRelay(config: WorkerConfig, db: Db, t: RunTables, say: (line: string) => void, note: Note): Promise<void> {
   const {Relay} = await import('../../relay/relay.js')
   const shipped = await relayPublisher(config.broker, t.prefix)
-  const publisher = config.strategy === 'outbox-lost-is-published' ? lostIsPublished(shipped) : shipped
+  const publisher = noted(config.strategy === 'outbox-lost-is-published' ? lostIsPublished(shipped) : shipped, note)
   const relay = new Relay({
     db,
     publisher,
@@ -37,6 +38,27 @@ function lostIsPublished(publisher: Publisher): Publisher {
       const results: PublishResult[] = await publisher.publish(events).catch(() => events.map(() => ({ok: true})))
       // a broker's refusal (5xx, permanent) is an answer; anything else is taken as a success
       return results.map((r) => (r.ok || r.permanent || /^HTTP \d/.test(r.error) ? r : {ok: true}))
+    },
+    close: () => publisher.close(),
+  }
+}
+
+/** The publisher with each batch in the history: what was claimed and sent, and what the broker said. */
+function noted(publisher: Publisher, note: Note): Publisher {
+  return {
+    name: publisher.name,
+    async publish(events) {
+      const ids = events.map((e) => e.id)
+      note({type: 'invoke', op: 'publish', ids})
+      try {
+        const results = await publisher.publish(events)
+        const failed = results.filter((r) => !r.ok).length
+        note({type: failed ? 'fail' : 'ok', op: 'publish', ids, detail: failed ? `${failed} of ${ids.length} not taken` : undefined})
+        return results
+      } catch (error) {
+        note({type: 'fail', op: 'publish', ids, detail: String((error as Error)?.message ?? error)})
+        throw error
+      }
     },
     close: () => publisher.close(),
   }

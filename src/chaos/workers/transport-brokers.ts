@@ -30,9 +30,9 @@ const natsServers = (url: string) => url.replace(/^nats:\/\//i, '')
 
 export async function brokerPublisher(spec: RealBroker, prefix: string): Promise<Publisher> {
   const n = names(prefix)
-  if (spec.kind === 'amqp') return createPublisher('amqp', {url: spec.url, exchange: n.exchange, timeoutMs: 5000})
-  if (spec.kind === 'nats') return createPublisher('nats', {url: natsServers(spec.url), subjectPrefix: n.subjectPrefix, stream: n.stream, timeoutMs: 3000})
-  return createPublisher('redis', {url: spec.url, stream: n.redisStream, timeoutMs: 3000})
+  if (spec.kind === 'amqp') return createPublisher('amqp', {target: spec.url, exchange: n.exchange, timeoutMs: 5000})
+  if (spec.kind === 'nats') return createPublisher('nats', {target: natsServers(spec.url), subjectPrefix: n.subjectPrefix, stream: n.stream, timeoutMs: 3000})
+  return createPublisher('redis', {target: spec.url, stream: n.redisStream, timeoutMs: 3000})
 }
 
 /** The broker's runtime source, as `outbox consume` opens it (one message at a time). */

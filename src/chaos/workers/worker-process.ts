@@ -4,6 +4,7 @@ import {spawn, type ChildProcess} from 'node:child_process'
 import {existsSync} from 'node:fs'
 import {fileURLToPath} from 'node:url'
 import type {Step} from '../../core/failpoints.js'
+import {HISTORY_PREFIX, type WorkerEntry} from '../history.js'
 import type {WorkerConfig} from './worker.js'
 
 export interface WorkerExit {
@@ -11,6 +12,8 @@ export interface WorkerExit {
   signal: NodeJS.Signals | null
   /** the step named by the "outbox-failpoint <step>" line, if the worker printed one */
   failpoint?: string
+  /** Date.now() when the process was seen to exit */
+  at: number
 }
 
 function workerScript(): {script: string; execArgv: string[]} {
@@ -34,8 +37,8 @@ export class WorkerPool {
     process.on('exit', this.killLive)
   }
 
-  spawn(name: string, config: WorkerConfig, armed?: {step: Step; hit: number}): WorkerProcess {
-    const worker = new WorkerProcess(name, config, armed)
+  spawn(name: string, config: WorkerConfig, armed?: {step: Step; hit: number}, recording = false): WorkerProcess {
+    const worker = new WorkerProcess(name, config, armed, recording)
     this.live.add(worker.child)
     worker.child.on('exit', () => {
       this.live.delete(worker.child)
@@ -70,6 +73,9 @@ export class WorkerProcess {
   done = false
   ready = false
   stderr = ''
+  readonly spawnedAt = Date.now()
+  /** its "h {...}" lines (history.ts), kept only when the run records a history */
+  readonly history: WorkerEntry[] = []
   private stdoutBuffer = ''
   exit?: WorkerExit
 
@@ -77,6 +83,7 @@ export class WorkerProcess {
     readonly name: string,
     readonly config: WorkerConfig,
     readonly armed?: {step: Step; hit: number},
+    private readonly recording = false,
   ) {
     const {script, execArgv} = workerScript()
     const env: NodeJS.ProcessEnv = {...process.env, OUTBOX_CHAOS_WORKER: JSON.stringify(config)}
@@ -89,10 +96,11 @@ export class WorkerProcess {
     })
     this.exited = new Promise((resolve) => {
       this.child.on('exit', (code, signal) => {
+        const at = Date.now()
         // let the pipes flush the last lines before reading them
         setImmediate(() => {
           const fired = /outbox-failpoint (\S+)/.exec(this.stderr)
-          this.exit = {code, signal, failpoint: fired?.[1]}
+          this.exit = {code, signal, failpoint: fired?.[1], at}
           resolve(this.exit)
         })
       })
@@ -110,6 +118,15 @@ export class WorkerProcess {
       else if (/^op-error \d+$/.test(line)) this.opErrors++
       else if (line === 'done') this.done = true
       else if (line === 'ready') this.ready = true
+      else if (this.recording && line.startsWith(HISTORY_PREFIX)) this.record(line)
+    }
+  }
+
+  private record(line: string): void {
+    try {
+      this.history.push(JSON.parse(line.slice(HISTORY_PREFIX.length)) as WorkerEntry)
+    } catch {
+      // a line cut short by a SIGKILL: the death itself is in the history
     }
   }
 

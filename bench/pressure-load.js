@@ -1,0 +1,139 @@
+// The pressure suite's database side: a fixed-rate producer (business transactions with
+// writeEvent, open loop), the sessions that hold the horizon back (one idle transaction, or
+// REPEATABLE READ readers scanning the outbox), and the outbox's gauges (dead tuples, index
+// size, the pending scan's buffers; InnoDB's history list on MariaDB).
+import {openProducer} from './business.js'
+import {driver} from './lib-under-test.js'
+
+const [pg, mysql] = await Promise.all([driver('pg'), driver('mysql2/promise')])
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)))
+// The open loop's clock: how often it checks what is due. Finer than 1 ms sleeps, which cap a
+// one-at-a-time loop near 1,000/s.
+const TICK_MS = 5
+
+/** A plain session on its own connection: run(text) and end(), either server. */
+export async function session(dialect, url) {
+  if (dialect === 'postgres') {
+    const client = new pg.Client({connectionString: url})
+    await client.connect()
+    client.on('error', () => {})
+    return {run: async (text, values = []) => (await client.query(text, values)).rows, end: () => client.end().catch(() => {}), client}
+  }
+  const u = new URL(url)
+  const connection = await mysql.createConnection({host: u.hostname, port: Number(u.port || 3306), user: decodeURIComponent(u.username), password: decodeURIComponent(u.password), database: u.pathname.slice(1)})
+  connection.on('error', () => {})
+  return {run: async (text, values = []) => (await connection.query(text, values))[0], end: () => connection.end().catch(() => {}), client: connection}
+}
+
+/**
+ * `connections` producers writing `rate` events/s on schedule; onCommit(id, committedAt) for
+ * each committed one. setRate() changes the rate from now on. A failed transaction's producer
+ * is replaced (its session may be stuck in an aborted transaction) and counted.
+ */
+export async function startProducers({dialect, url, names, connections, rate, onCommit}) {
+  // index 0 owns the orders table (creates it, drops it at close) and writes nothing
+  const owner = await openProducer(dialect, url, names, 0)
+  let nextIndex = 1
+  const idle = []
+  for (; nextIndex <= connections; nextIndex++) idle.push(await openProducer(dialect, url, names, nextIndex))
+  const inFlight = new Set()
+  const stats = {errors: 0, lastError: undefined}
+  let base = {at: performance.now(), count: 0, rate}
+  let dispatched = 0
+  let running = true
+  const loop = (async () => {
+    while (running) {
+      const due = base.count + Math.floor(((performance.now() - base.at) * base.rate) / 1000)
+      // never more than a second of catching up: a stalled server is reported as a lower rate
+      if (due - dispatched > base.rate) dispatched = due - base.rate
+      while (running && dispatched < due && idle.length > 0) {
+        dispatched++
+        const p = idle.pop()
+        const tx = p
+          .order(true)
+          .then(({id, committedAt}) => {
+            onCommit(id, committedAt)
+            idle.push(p)
+          })
+          .catch(async (error) => {
+            stats.errors++
+            stats.lastError = error.message
+            await p.close().catch(() => {})
+            idle.push(await openProducer(dialect, url, names, nextIndex++))
+          })
+          .finally(() => inFlight.delete(tx))
+        inFlight.add(tx)
+      }
+      await sleep(TICK_MS)
+    }
+  })()
+  return {
+    stats,
+    setRate(next) {
+      const now = performance.now()
+      base = {at: now, count: base.count + Math.floor(((now - base.at) * base.rate) / 1000), rate: next}
+    },
+    async stop() {
+      running = false
+      await loop
+      await Promise.allSettled([...inFlight])
+      for (const p of idle) await p.close().catch(() => {})
+      await owner.close().catch(() => {})
+    },
+  }
+}
+
+/** A session holding a transaction with an xid (PostgreSQL) or a consistent snapshot (InnoDB). */
+export async function holdHorizon(dialect, url, table) {
+  const s = await session(dialect, url)
+  if (dialect === 'postgres') await s.run('BEGIN; SELECT txid_current()')
+  else {
+    await s.run('START TRANSACTION WITH CONSISTENT SNAPSHOT')
+    await s.run(`SELECT COUNT(*) FROM ${table}`)
+  }
+  // end(): on Ctrl-C, closing the connection is the rollback
+  return {release: async () => (await s.run('ROLLBACK').catch(() => {}), await s.end()), end: () => s.end()}
+}
+
+/** `count` REPEATABLE READ sessions, each one transaction scanning the outbox in a loop. */
+export async function startReaders(dialect, url, table, count, pauseMs = 200) {
+  let running = true
+  const loops = []
+  const sessions = []
+  for (let i = 0; i < count; i++) {
+    const s = await session(dialect, url)
+    sessions.push(s)
+    await s.run(dialect === 'postgres' ? 'BEGIN ISOLATION LEVEL REPEATABLE READ' : 'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ')
+    if (dialect !== 'postgres') await s.run('START TRANSACTION')
+    loops.push(
+      (async () => {
+        while (running) {
+          await s.run(`SELECT COUNT(*), MAX(created_at) FROM ${table} WHERE published_at IS NOT NULL`).catch(() => {})
+          await sleep(pauseMs)
+        }
+        await s.run('ROLLBACK').catch(() => {})
+        await s.end()
+      })(),
+    )
+    await sleep(pauseMs / count) // staggered: their snapshots differ
+  }
+  return {stop: async () => ((running = false), await Promise.all(loops)), end: async () => ((running = false), await Promise.all(sessions.map((s) => s.end())))}
+}
+
+/** The outbox's gauges now: one row of numbers, the same keys on every sample of a dialect. */
+export async function gauges(dialect, s, names) {
+  if (dialect === 'postgres') {
+    const [t] = await s.run('SELECT n_dead_tup::int AS dead, n_live_tup::int AS live FROM pg_stat_user_tables WHERE relname = $1', [names.outbox])
+    const [size] = await s.run(`SELECT pg_relation_size($1::regclass)::bigint AS pending_index, pg_indexes_size($2::regclass)::bigint AS indexes`, [`${names.outbox}_pending_idx`, names.outbox])
+    // the claim's index scan, read-only (no FOR UPDATE, so no relay is kept waiting)
+    const [plan] = await s.run(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT id FROM ${names.outbox} WHERE published_at IS NULL AND failed_at IS NULL AND (lease_until IS NULL OR lease_until < now()) ORDER BY created_at, id LIMIT 100`)
+    const top = plan['QUERY PLAN'][0]
+    return {dead: t?.dead ?? 0, pendingIndexKiB: Number(size.pending_index) / 1024, indexesKiB: Number(size.indexes) / 1024, scanBuffers: top.Plan['Shared Hit Blocks'] + top.Plan['Shared Read Blocks'], scanMs: top['Execution Time']}
+  }
+  const [h] = await s.run(`SELECT COUNT AS n FROM information_schema.INNODB_METRICS WHERE NAME = 'trx_rseg_history_len'`)
+  const [size] = await s.run('SELECT INDEX_LENGTH AS i FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?', [names.outbox])
+  const started = performance.now()
+  await s.run(`SELECT id FROM ${names.outbox} FORCE INDEX (${names.outbox}_claim_idx) WHERE published_at IS NULL AND failed_at IS NULL AND (lease_until IS NULL OR lease_until < UTC_TIMESTAMP(6)) ORDER BY created_at, id LIMIT 100`)
+  return {historyLength: Number(h?.n ?? 0), indexesKiB: Number(size?.i ?? 0) / 1024, scanMs: performance.now() - started}
+}

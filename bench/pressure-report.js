@@ -1,0 +1,114 @@
+// The pressure suite's figures from its raw timings (seconds since the run started): one row
+// per second for the plot, one row per phase for the table, and the markdown around them.
+import {fmt, median, percentile} from './lib.js'
+
+/** Per second: events committed, events first published, p99 ms of those published. */
+export function secondSeries(committed, published, end) {
+  const rows = Array.from({length: Math.ceil(end) + 1}, (_, t) => ({t, produced: 0, published: 0, latencies: []}))
+  for (const c of committed.values()) rows[Math.floor(c)].produced++
+  for (const [id, p] of published) {
+    const row = rows[Math.min(rows.length - 1, Math.floor(p))]
+    row.published++
+    const c = committed.get(id)
+    if (c !== undefined) row.latencies.push((p - c) * 1000)
+  }
+  return rows.map(({latencies, ...r}) => ({...r, p99: latencies.length ? percentile(latencies, 99) : NaN}))
+}
+
+const within = (t, p) => t >= p.from && t < p.to
+
+/** One row of figures per phase. */
+export function phaseFigures({phases, committed, published, duplicates = [], batches, samples, series}) {
+  const rows = phases.map((p) => {
+    const seconds = p.to - p.from
+    const latencies = []
+    let produced = 0
+    let backlog = 0
+    for (const [id, c] of committed) {
+      const pub = published.get(id)
+      if (c < p.to && !(pub < p.to)) backlog++
+      if (!within(c, p)) continue
+      produced++
+      if (pub !== undefined) latencies.push((pub - c) * 1000)
+    }
+    let pubs = 0
+    for (const t of published.values()) if (within(t, p)) pubs++
+    const batchMs = batches.filter((b) => within(b.t, p) && b.claimed > 0).map((b) => b.ms)
+    const gauges = samples.filter((s) => within(s.t, p) && !s.error)
+    const last = gauges.at(-1) ?? {}
+    return {
+      name: p.name,
+      seconds,
+      targetRate: p.rate,
+      producedPerS: produced / seconds,
+      publishedPerS: pubs / seconds,
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+      batchMsMean: batchMs.length ? batchMs.reduce((a, b) => a + b, 0) / batchMs.length : NaN,
+      batchMsP99: percentile(batchMs, 99),
+      batches: batchMs.length,
+      scanBuffersMax: Math.max(-Infinity, ...gauges.map((g) => g.scanBuffers).filter(Number.isFinite)),
+      scanBuffersEnd: last.scanBuffers,
+      scanMsMedian: gauges.length ? median(gauges.map((g) => g.scanMs)) : NaN,
+      dead: last.dead,
+      historyLength: last.historyLength,
+      pendingIndexKiB: last.pendingIndexKiB,
+      indexesKiB: last.indexesKiB,
+      backlogAtEnd: backlog,
+      duplicates: duplicates.filter((t) => within(t, p)).length,
+      to: p.to,
+    }
+  })
+  // time from a phase's end to the first second whose p99 is back at the clean phase's
+  const clean = rows.find((r) => r.name === 'clean')?.p99
+  for (const r of rows) {
+    if (r.name === 'clean' || !Number.isFinite(clean)) continue
+    const back = series.find((s) => s.t >= Math.floor(r.to) && s.p99 <= clean)
+    r.backToCleanP99S = back ? Math.max(0, back.t + 1 - r.to) : NaN
+  }
+  return rows
+}
+
+const DB = {postgres: 'PostgreSQL', mysql: 'MariaDB'}
+
+function table(run) {
+  const pg = run.dialect === 'postgres'
+  const head = pg
+    ? '| phase | s | produced/s (target) | published/s | p50 ms | p99 ms | relay batch ms mean (p99) | pending scan buffers end (max) | scan ms | dead tuples | pending index KiB | backlog at end | duplicates | back to clean p99 |'
+    : '| phase | s | produced/s (target) | published/s | p50 ms | p99 ms | relay batch ms mean (p99) | pending scan ms | history list length | indexes KiB | backlog at end | duplicates | back to clean p99 |'
+  const rows = run.phases.map((f) => {
+    const common = `| ${f.name} | ${fmt(f.seconds, 0)} | ${fmt(f.producedPerS, 0)} (${fmt(f.targetRate, 0)}) | ${fmt(f.publishedPerS, 0)} | ${fmt(f.p50)} | ${fmt(f.p99)} | ${fmt(f.batchMsMean, 2)} (${fmt(f.batchMsP99, 1)}) |`
+    const back = f.name === 'clean' ? '-' : Number.isFinite(f.backToCleanP99S) ? `${fmt(f.backToCleanP99S, 0)} s` : 'not within the run'
+    return pg
+      ? `${common} ${fmt(f.scanBuffersEnd, 0)} (${fmt(f.scanBuffersMax, 0)}) | ${fmt(f.scanMsMedian, 2)} | ${f.dead ?? '-'} | ${fmt(f.pendingIndexKiB, 0)} | ${f.backlogAtEnd} | ${f.duplicates ?? '-'} | ${back} |`
+      : `${common} ${fmt(f.scanMsMedian, 2)} | ${f.historyLength ?? '-'} | ${fmt(f.indexesKiB, 0)} | ${f.backlogAtEnd} | ${f.duplicates ?? '-'} | ${back} |`
+  })
+  const t = run.totals
+  const exits = t.relayExits.length ? `${t.relayExits.length} (${[...new Set(t.relayExits.map((e) => `code ${e.code ?? e.signal}: ${e.line}`))].slice(0, 3).join('; ')})` : '0'
+  return [
+    `### ${DB[run.dialect]}`,
+    '',
+    `![throughput and p99 per second, ${DB[run.dialect]}](bench/results/pressure-${run.dialect}.svg)`,
+    '',
+    head,
+    head.replace(/[^|]+/g, '---'),
+    ...rows,
+    '',
+    `Events committed ${t.committed}, published ${t.published}; **lost ${t.lost}**, duplicates ${t.duplicates}, rows still unmarked when the relays stopped ${t.unpublishedRows} (published, their mark lost to a fault: sent again once their lease lapses). Relay exits nobody asked for: ${exits}. SIGKILLs: ${t.kills}; connections cut: ${t.connectionsCut}; producer transactions failed: ${t.producerErrors}${t.producerLastError ? ` (last: ${t.producerLastError})` : ''}.`,
+  ].join('\n')
+}
+
+export function pressureMarkdown({quick, config, runs, skipped, relays, readers}) {
+  const phases = config.phases.map((p) => `${p.name} ${p.seconds} s`).join(', ')
+  return [
+    quick ? '**Quick run**: 20 s phases; the figure that matters is 10 minutes of idle-in-tx (`npm run bench -- pressure`, or `--idle-seconds=600`).\n' : '',
+    `${config.rate} events/s (1.5x in high-load) produced on schedule by ${config.producers} connections, one business transaction each (insert an order row + \`writeEvent\`, COMMIT); ${relays} \`outbox relay\` processes (the shipped CLI: \`--publisher stdout --poll 100ms --log-format json\`, \`--listen\` on PostgreSQL) whose stdout lines are timed as they arrive. Phases: ${phases}. idle-in-tx: one session holds \`BEGIN; SELECT txid_current()\` (MariaDB: \`START TRANSACTION WITH CONSISTENT SNAPSHOT\` and a read) for the phase; active-readers: ${readers} REPEATABLE READ sessions, each one transaction for the phase, scanning the outbox every 200 ms; high-load: 1.5x the rate; relay-kill: relay 1 SIGKILLed every 5 s and restarted 0.5 s later; conn-cut: the relays' connections ended (\`pg_terminate_backend\` by application_name; MariaDB \`KILL\` by the relays' client ports) every 250 ms.`,
+    '',
+    'Columns: produced/s (target: the schedule; below it, the producers\' connections could not commit faster on this machine) and published/s over the phase; latency = the relay line read here − the producer\'s COMMIT returned, for the events committed in the phase; relay batch ms from each relay\'s own batch log line (claim to marked); gauges sampled every 2 s: on PostgreSQL the claim\'s index scan as `EXPLAIN (ANALYZE, BUFFERS)` of its SELECT (no lock; buffers do not depend on the machine\'s load) and `pg_stat_user_tables.n_dead_tup`, on MariaDB the same SELECT timed and `trx_rseg_history_len`; backlog = events committed by the phase\'s end and not yet published; back to clean p99 = from the phase\'s end to the first second whose p99 is at or under the clean phase\'s. This machine is shared: rates and milliseconds are this run\'s, the buffer counts are the load-independent figures.',
+    '',
+    ...runs.map(table),
+    ...Object.entries(skipped).map(([d, why]) => `\n${DB[d]} skipped: ${why}`),
+    '',
+    'Reproduce: `npm run build && npm run bench -- pressure` (full: 2 min clean, 10 min idle-in-tx, 10 min active-readers, 2 min high-load, 4 min recovery per database); `--quick`; lengths and faults as options, e.g. `npm run bench -- pressure --idle-seconds=600 --faults=kill,cut --dialects=postgres`.',
+  ].join('\n')
+}

@@ -1,0 +1,162 @@
+// The relay under production pressure (issue 23), after the phases of the public job-queue
+// benchmark (hardbyte/postgresql-job-queue-benchmarking, docs/method.md): a fixed-rate producer
+// (business transactions with writeEvent) and two `outbox relay` processes (the shipped CLI,
+// stdout publisher) through clean / idle-in-tx / active-readers / high-load (1.5x) / recovery,
+// on PostgreSQL and MariaDB; with --faults=kill,cut also a phase with a relay SIGKILLed every
+// 5 s and one with the relays' connections cut 4 times a second. Per phase: produced and
+// published/s, latency commit -> publish, the relays' batch time, the outbox's gauges; in all:
+// events lost and duplicated. Throughput and latency depend on the machine's load; the pending
+// scan's buffer count (PostgreSQL) does not, and is the figure to compare between runs.
+// Options (`npm run bench -- pressure --idle-seconds=600`): --rate=N (default 1000),
+// --seconds=N (every phase), --clean-seconds= --idle-seconds= --readers-seconds=
+// --high-seconds= --recovery-seconds= --fault-seconds=, --dialects=postgres,mysql,
+// --faults=kill,cut, --producers=N. --quick: 20 s phases.
+import {writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {onInterrupt} from '../interrupt.js'
+import {dropTables, freshTables} from '../outbox.js'
+import {gauges, holdHorizon, session, startProducers, startReaders} from '../pressure-load.js'
+import {RelaySet} from '../pressure-relays.js'
+import {pressureSvg} from '../pressure-svg.js'
+import {ensurePgDatabase, lib, MYSQL_URL, PG_URL, unreachable} from '../servers.js'
+import {pressureMarkdown, phaseFigures, secondSeries} from '../pressure-report.js'
+
+const URLS = {postgres: PG_URL, mysql: MYSQL_URL}
+const RELAYS = 2
+// Producer connections: a durable COMMIT takes 10-40 ms on this loaded machine, so 1,500/s
+// needs a few dozen transactions in flight.
+const PRODUCERS = 24
+const READERS = 4
+const GAUGE_MS = 2000
+const DRAIN_MS = 60_000
+const KILL_EVERY_MS = 5000
+const CUT_EVERY_MS = 250
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)))
+
+function options(args, quick) {
+  const opt = Object.fromEntries(args.filter((a) => a.startsWith('--') && a.includes('=')).map((a) => a.slice(2).split('=')))
+  const known = ['rate', 'seconds', 'clean-seconds', 'idle-seconds', 'readers-seconds', 'high-seconds', 'recovery-seconds', 'fault-seconds', 'dialects', 'faults', 'producers']
+  const unknown = Object.keys(opt).filter((k) => !known.includes(k))
+  if (unknown.length) throw new Error(`pressure: unknown option(s) ${unknown.map((k) => `--${k}`).join(', ')}; known: ${known.map((k) => `--${k}=`).join(' ')}`)
+  const base = Number(opt.seconds ?? (quick ? 20 : 0))
+  const len = (key, full) => Number(opt[key] ?? (base || full))
+  const faults = (opt.faults ?? '').split(',').filter(Boolean)
+  const phases = [
+    {name: 'clean', seconds: len('clean-seconds', 120)},
+    {name: 'idle-in-tx', seconds: len('idle-seconds', 600), hold: true},
+    {name: 'active-readers', seconds: len('readers-seconds', 600), readers: true},
+    {name: 'high-load', seconds: len('high-seconds', 120), factor: 1.5},
+    {name: 'recovery', seconds: len('recovery-seconds', 240)},
+    ...(faults.includes('kill') ? [{name: 'relay-kill', seconds: len('fault-seconds', 60), kill: true}] : []),
+    ...(faults.includes('cut') ? [{name: 'conn-cut', seconds: len('fault-seconds', 60), cut: true}] : []),
+    ...(faults.length ? [{name: 'after-faults', seconds: len('recovery-seconds', 240)}] : []),
+  ]
+  for (const p of phases) if (!(p.seconds > 0)) throw new Error(`pressure: ${p.name} needs a positive length in seconds`)
+  return {rate: Number(opt.rate ?? 1000), producers: Number(opt.producers ?? PRODUCERS), dialects: (opt.dialects ?? 'postgres,mysql').split(','), phases}
+}
+
+/** One run on one dialect: every phase in turn, then the drain; the tables dropped in any case. */
+async function run(dialect, config, log) {
+  const url = URLS[dialect]
+  const db = await lib.openDb(url, {poolSize: 1})
+  const names = await freshTables(db, 'prs')
+  const admin = await session(dialect, url)
+  const t0 = performance.now()
+  const at = (t) => (t - t0) / 1000
+  const committed = new Map()
+  const published = new Map()
+  const batches = []
+  const samples = []
+  const duplicates = [] // when each one arrived
+  const relays = new RelaySet({
+    dialect,
+    url,
+    table: names.outbox,
+    count: RELAYS,
+    onEvent: (id, t) => (published.has(id) ? duplicates.push(at(t)) : published.set(id, at(t))),
+    onBatch: (ms, claimed, t) => batches.push({t: at(t), ms, claimed}),
+  })
+  let producers
+  // sessions holding the horizon or scanning: they hold locks a DROP TABLE would wait for
+  const holders = new Set()
+  const dropAll = async () => {
+    relays.killAll()
+    for (const h of holders) await h.end()
+    await admin.run(`DROP TABLE IF EXISTS ${names.outbox}_orders`).catch(() => {})
+    await dropTables(db, names)
+  }
+  const unregister = onInterrupt(dropAll)
+  const phases = []
+  try {
+    relays.start()
+    await relays.ready()
+    producers = await startProducers({dialect, url, names, connections: config.producers, rate: config.rate, onCommit: (id, t) => committed.set(id, at(t))})
+    let running = true
+    const sampler = (async () => {
+      while (running) {
+        const t = at(performance.now())
+        samples.push({t, ...(await gauges(dialect, admin, names).catch((e) => ({error: e.message})))})
+        await sleep(GAUGE_MS)
+      }
+    })()
+    let cuts = 0
+    for (const phase of config.phases) {
+      const from = at(performance.now())
+      producers.setRate(config.rate * (phase.factor ?? 1))
+      const held = phase.hold ? await holdHorizon(dialect, url, names.outbox) : undefined
+      const readers = phase.readers ? await startReaders(dialect, url, names.outbox, READERS) : undefined
+      for (const h of [held, readers]) if (h) holders.add(h)
+      const end = performance.now() + phase.seconds * 1000
+      let nextKill = performance.now() + KILL_EVERY_MS
+      while (performance.now() < end) {
+        if (phase.kill && performance.now() >= nextKill) {
+          nextKill += KILL_EVERY_MS
+          relays.kill(0)
+        }
+        if (phase.cut) cuts += await relays.cutConnections(admin).catch(() => 0)
+        await sleep(phase.cut ? CUT_EVERY_MS : 100)
+      }
+      await held?.release()
+      await readers?.stop()
+      holders.clear()
+      phases.push({name: phase.name, from, to: at(performance.now()), rate: config.rate * (phase.factor ?? 1)})
+      log(`${dialect} ${phase.name}: ${phase.seconds} s, ${committed.size} committed, ${published.size} published so far`)
+    }
+    await producers.stop()
+    const drainEnd = performance.now() + DRAIN_MS
+    while (performance.now() < drainEnd && [...committed.keys()].some((id) => !published.has(id))) await sleep(200)
+    running = false
+    await sampler
+    await relays.stop()
+    const [left] = await admin.run(`SELECT COUNT(*) AS n FROM ${names.outbox} WHERE published_at IS NULL`)
+    const lost = [...committed.keys()].filter((id) => !published.has(id)).length
+    const series = secondSeries(committed, published, at(performance.now()))
+    const figures = phaseFigures({phases, committed, published, duplicates, batches, samples, series})
+    writeFileSync(join(new URL('../results', import.meta.url).pathname, `pressure-${dialect}.svg`), pressureSvg({title: `outbox relay x${RELAYS} under pressure: ${dialect === 'postgres' ? 'PostgreSQL' : 'MariaDB'}, target ${config.rate} events/s`, series, phases}))
+    return {dialect, phases: figures, series, totals: {committed: committed.size, published: published.size, lost, duplicates: duplicates.length, unpublishedRows: Number(left.n), producerErrors: producers.stats.errors, producerLastError: producers.stats.lastError, relayExits: relays.exits, kills: relays.kills, connectionsCut: cuts}}
+  } finally {
+    unregister()
+    await dropAll()
+    await admin.end()
+    await db.close()
+  }
+}
+
+export default async function pressure({quick, log, args = []}) {
+  const config = options(args, quick)
+  const skipped = {}
+  for (const d of config.dialects) {
+    if (!URLS[d]) throw new Error(`pressure: unknown dialect ${d} (postgres, mysql)`)
+    if (d === 'postgres') await ensurePgDatabase()
+    const down = await unreachable(URLS[d])
+    if (down) skipped[d] = down
+  }
+  const runs = []
+  for (const d of config.dialects.filter((x) => !skipped[x])) runs.push(await run(d, config, log))
+  return {
+    title: 'Relay under production pressure (two `outbox relay` processes, phases)',
+    markdown: pressureMarkdown({quick, config, runs, skipped, relays: RELAYS, readers: READERS}),
+    raw: {config, skipped, runs},
+  }
+}
