@@ -11,11 +11,11 @@ import {EXIT} from '../src/core/errors.js'
 
 export default class Chaos extends OutboxCommand {
   static override summary = 'Kill producer, relay and consumer processes at every step, then prove nothing was lost, duplicated or stuck'
-  static override description = `Spawns real worker processes running this project's producer, relay and consumer runtime (the code outbox consume runs), arms one failpoint per run (the process SIGKILLs itself at that step), restarts it without failpoints, lets everything drain and checks on the database: atomic (business rows and events agree), delivered, effect once, nothing stuck, order. Also runs scenarios beyond kills: broker down, out-of-order delivery, a poison message, concurrent relays with kills among them.
+  static override description = `Spawns real worker processes running this project's producer, relay and consumer runtime (the code outbox consume runs), arms one failpoint per run (the process SIGKILLs itself at that step), restarts it without failpoints, lets everything drain and checks on the database: atomic (business rows and events agree), delivered, effect once, nothing stuck, order. Also runs scenarios beyond kills: broker down, out-of-order delivery, a poison message, concurrent relays with kills among them, and network faults through a TCP proxy in the harness: a COMMIT whose answer never arrives and database connections cut mid-batch (with a database server), a broker that stops answering without a reset, a broker that acks after the lease lapsed.
 
 Without --url it runs on a SQLite file in a temporary directory. With --url it uses PostgreSQL or MySQL/MariaDB, in its own scratch tables (chaos_<random>_*), dropped after each run; OUTBOX_DATABASE_URL and DATABASE_URL are deliberately not read. The broker is one the harness hosts on loopback unless --broker names a real one (RabbitMQ, NATS JetStream or Redis Streams).
 
-Exit 0 only when every invariant held and every step was exercised; 1 otherwise. The broken strategies (--strategy dual-write-*, --consumer naive or ack-first) show what a failure looks like.
+Exit 0 only when every invariant held and every step was exercised; 1 otherwise. The broken strategies (--strategy dual-write-* or outbox-lost-is-published, --consumer naive, ack-first or ack-on-error) show what a failure looks like.
 
 Exit codes: 0 every invariant held and every step was exercised, 1 a violation or a step not exercised, 2 bad input, an unreachable database or broker, or --timeout reached, 130/143 stopped by SIGINT/SIGTERM (no verdict; the run's scratch tables dropped).`
   static override examples = [
@@ -25,6 +25,7 @@ Exit codes: 0 every invariant held and every step was exercised, 1 a violation o
     '<%= config.bin %> chaos --strategy dual-write-commit-first',
     '<%= config.bin %> chaos --consumer naive --scenarios none',
     '<%= config.bin %> chaos --consumer ack-first --steps consumer.before-commit',
+    '<%= config.bin %> chaos --url postgres://postgres@127.0.0.1:5432/app --steps none --scenarios commit-unknown,db-cut --iterations 4',
     '<%= config.bin %> chaos --scenario ./chaos-scenario.js --url mysql://root@127.0.0.1:3306/app',
     '<%= config.bin %> chaos --broker amqp://guest:guest@127.0.0.1:5672 --json',
   ]
@@ -35,13 +36,13 @@ Exit codes: 0 every invariant held and every step was exercised, 1 a violation o
   static override sharedUrl = false
   static override flags = {
     url: Flags.string({description: 'PostgreSQL or MySQL/MariaDB URL, or sqlite:PATH (default: a temporary SQLite file)', helpValue: 'URL'}),
-    steps: names(STEPS)({description: `steps to kill at, comma-separated (default all: ${STEPS.join(', ')})`, helpValue: 'STEP,...'}),
+    steps: names(STEPS, {none: true})({description: `steps to kill at, comma-separated (default all: ${STEPS.join(', ')}; "none" for scenarios only)`, helpValue: 'STEP,...'}),
     scenarios: names(SCENARIOS, {none: true})({
-      description: `scenarios beyond kills (default all: ${SCENARIOS.join(', ')}; with --broker only concurrent-relays, the others are staged by the loopback broker; "none" for kills only)`,
+      description: `scenarios beyond kills (default all that apply: ${SCENARIOS.join(', ')}; commit-unknown and db-cut need a database server (--url); with --broker only those, broker-down and concurrent-relays, the others are staged by the loopback broker; "none" for kills only)`,
       helpValue: 'NAME,...',
     }),
-    iterations: Flags.integer({description: 'runs per step', default: 1, min: 1}),
-    seed: Flags.integer({description: 'makes a run repeatable (chooses which hit of a step is killed); printed with every report', min: 1}),
+    iterations: Flags.integer({description: 'runs per step and per scenario (each iteration of a step is killed at another pass)', default: 1, min: 1}),
+    seed: Flags.integer({description: 'makes a run repeatable (chooses which pass of a step is killed in each iteration); printed with every report', min: 1}),
     strategy: Flags.string({description: 'how the producer publishes (dual-write-* are broken on purpose)', options: [...STRATEGIES], default: 'outbox'}),
     consumer: Flags.string({description: 'consumer dedupe and ack (naive and ack-first are broken on purpose)', options: [...CONSUMER_MODES], default: 'idempotent'}),
     relays: Flags.integer({description: 'relay processes per run (concurrent-relays uses at least 3)', default: 1, min: 1, max: 16}),

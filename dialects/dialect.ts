@@ -10,6 +10,7 @@ import type {NamedLock} from './lock.js'
 import type {RelayPart} from './relay.js'
 import type {RenderPart} from './render.js'
 import type {VerifyPart} from './verify.js'
+import type {WirePart} from './wire.js'
 
 export type {BatchesPart, SummaryWanted} from './batches.js'
 export type * from './ddl.js'
@@ -20,6 +21,7 @@ export type * from './lock.js'
 export type * from './relay.js'
 export type * from './render.js'
 export type * from './verify.js'
+export type {WirePart, WireReader, WireTarget} from './wire.js'
 
 export type DialectName = 'postgres' | 'mysql' | 'sqlite'
 
@@ -57,4 +59,9 @@ export interface Dialect {
    * commit. Undefined on SQLite: its writers take turns already (BEGIN IMMEDIATE).
    */
   readonly namedLock?: NamedLock
+  /**
+   * The server's protocol as a fault proxy reads it (dialects/wire.ts): outbox chaos cuts a
+   * connection right after its COMMIT. Undefined on SQLite: no server, no wire.
+   */
+  readonly wire?: WirePart
 }

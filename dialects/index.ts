@@ -8,6 +8,7 @@ import {sqlite} from './sqlite/index.js'
 export type * from './dialect.js'
 export {ERROR_KINDS} from './errors.js'
 export {compile, inline, join, raw, sql, Raw, Sql, type Compiled} from './sql.js'
+export {isCommit} from './wire.js'
 
 export const DIALECTS: Record<DialectName, Dialect> = {postgres, mysql, sqlite}
 export {DIALECT_NAMES} from './names.js'

@@ -11,5 +11,6 @@ import {namedLock} from './lock.js'
 import {relay} from './relay.js'
 import {render} from './render.js'
 import {verify} from './verify.js'
+import {wire} from './wire.js'
 
-export const mysql: Dialect = {name: 'mysql', displayName: 'MySQL/MariaDB', driver, render, ddl, relay, events, batches, verify, errors, namedLock}
+export const mysql: Dialect = {name: 'mysql', displayName: 'MySQL/MariaDB', driver, render, ddl, relay, events, batches, verify, errors, namedLock, wire}

@@ -10,5 +10,6 @@ import {namedLock} from './lock.js'
 import {relay} from './relay.js'
 import {render} from './render.js'
 import {verify} from './verify.js'
+import {wire} from './wire.js'
 
-export const postgres: Dialect = {name: 'postgres', displayName: 'PostgreSQL', driver, render, ddl, relay, events, batches, verify, errors, namedLock}
+export const postgres: Dialect = {name: 'postgres', displayName: 'PostgreSQL', driver, render, ddl, relay, events, batches, verify, errors, namedLock, wire}

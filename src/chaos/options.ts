@@ -5,7 +5,7 @@ import {STEPS, type ChaosStep as Step} from '../core/failpoints.js'
 import {dialectOfUrl} from '../config.js'
 import {loadScenario, type Scenario} from './business-scenario.js'
 import type {ChaosProgress} from './report.js'
-import {LOOPBACK_ONLY, SCENARIOS, type ScenarioKind} from './scenarios/index.js'
+import {LOOPBACK_ONLY, SCENARIOS, SERVER_ONLY, type ScenarioKind} from './scenarios/index.js'
 import {randomSeed} from './seed.js'
 import type {ConsumerMode, Strategy} from './strategies.js'
 import type {RealBroker} from './workers/transport.js'
@@ -16,7 +16,7 @@ export interface ChaosOptions {
   steps?: readonly Step[]
   /** scenarios beyond kills (default all; [] for none) */
   scenarios?: readonly ScenarioKind[]
-  /** runs per step (default 1) */
+  /** runs per step and per scenario (default 1) */
   iterations?: number
   seed?: number
   strategy?: Strategy
@@ -86,16 +86,26 @@ export async function checkOptions(options: ChaosOptions): Promise<CheckedOption
   const unknown = steps.filter((s) => !STEPS.includes(s))
   if (unknown.length) throw new UsageError(`unknown step ${unknown.join(', ')}`, `Steps: ${STEPS.join(', ')}`)
   const broker = parseBrokerUrl(options.broker)
-  // outages, reordering and poison are staged by the loopback broker; a real one runs the rest
-  const scenarios = options.scenarios ?? (broker ? SCENARIOS.filter((x) => !LOOPBACK_ONLY.includes(x)) : SCENARIOS)
-  const unknownScenarios = scenarios.filter((x) => !SCENARIOS.includes(x))
-  if (unknownScenarios.length) throw new UsageError(`unknown scenario ${unknownScenarios.join(', ')}`, `Scenarios: ${SCENARIOS.join(', ')}`)
-  const needLoopback = broker ? scenarios.filter((x) => LOOPBACK_ONLY.includes(x)) : []
-  if (needLoopback.length) throw new UsageError((o) => `scenario ${needLoopback.join(', ')} needs the loopback broker, not ${o('broker')}`, (o) => `Drop ${o('broker')} for it, or choose ${o('scenarios')} concurrent-relays`)
-  const {scenario, path: scenarioPath} = await loadScenario(options.scenarioPath)
   if (options.url) {
     await dialectOfUrl(options.url)
     if (/^sqlite3?::memory:/.test(options.url)) throw new UsageError('chaos needs a database its worker processes share', (o) => `Use a file (sqlite:./chaos.db) or omit ${o('url')}`)
   }
+  // the fault proxy stands before a server reached over TCP: not a database file, not a socket
+  const wire = options.url ? (await dialectOfUrl(options.url)).wire : undefined
+  const server = Boolean(options.url && wire?.target(options.url))
+  // outages, reordering and poison are staged by the loopback broker; a real one runs the rest
+  const scenarios = options.scenarios ?? SCENARIOS.filter((x) => !(broker && LOOPBACK_ONLY.includes(x)) && (server || !SERVER_ONLY.includes(x)))
+  const unknownScenarios = scenarios.filter((x) => !SCENARIOS.includes(x))
+  if (unknownScenarios.length) throw new UsageError(`unknown scenario ${unknownScenarios.join(', ')}`, `Scenarios: ${SCENARIOS.join(', ')}`)
+  const needLoopback = broker ? scenarios.filter((x) => LOOPBACK_ONLY.includes(x)) : []
+  if (needLoopback.length) throw new UsageError((o) => `scenario ${needLoopback.join(', ')} needs the loopback broker, not ${o('broker')}`, (o) => `Drop ${o('broker')} for it, or choose ${o('scenarios')} broker-down,concurrent-relays`)
+  const needServer = server ? [] : scenarios.filter((x) => SERVER_ONLY.includes(x))
+  if (needServer.length) {
+    throw new UsageError(
+      (o) => `scenario ${needServer.join(', ')} cuts database connections through a proxy: it needs a database server reached over TCP, not a file or a socket`,
+      (o) => `Pass ${o('url')} with a server's host and port, or leave ${needServer.join(', ')} out of ${o('scenarios')}`,
+    )
+  }
+  const {scenario, path: scenarioPath} = await loadScenario(options.scenarioPath)
   return {seed, steps, scenarios, iterations, relays, orders, broker, scenario, scenarioPath}
 }

@@ -9,6 +9,8 @@ import {checkInvariants, type Violation} from './invariants.js'
 import {NOTHING_OBSERVED, verdictOf, type KillRecord, type RunResult} from './report.js'
 import type {Failpoint, FaultScenario, RelaySettings, RunUnderTest, Stage} from './scenarios/types.js'
 import type {ChaosSession, Settings} from './session.js'
+import {proxyFor, proxyForUrl, type FaultProxy} from './proxy/fault-proxy.js'
+import {caseRng} from './seed.js'
 import {usesRelay} from './strategies.js'
 import {createRunTables, dropRunTables, runTables, type RunTables} from './tables.js'
 import {watch} from './watch.js'
@@ -54,7 +56,7 @@ export async function runOne(plan: Plan, session: ChaosSession): Promise<RunResu
   const untrack = session.track(cleanup)
   try {
     if (s.broker) await brokers?.prepareBroker(s.broker, prefix, CONSUMER_NAME)
-    const run = new Run(session, {started, tables, ctx, ops, loopback, broker, relays: relayless ? 0 : s.relays})
+    const run = new Run(session, {started, tables, ctx, ops, loopback, broker, relays: relayless ? 0 : s.relays, caseName: fault.name, iteration: plan.iteration})
     const stage = fault.arm(run)
     await watch(run, stage)
     const result: RunResult = {...base, ...(await verdict(run, stage, relayless)), ms: Date.now() - started}
@@ -93,6 +95,8 @@ interface RunParts {
   loopback?: LoopbackBroker
   broker: BrokerSpec
   relays: number
+  caseName: string
+  iteration: number
 }
 
 /** One run's state, from arming to the verdict: what the fault sets, what the watch loop sees. */
@@ -106,8 +110,15 @@ export class Run implements RunUnderTest {
   readonly ids: Record<string, string> = {}
   readonly expectFailed = new Set<string>()
   relays: number
+  /** this run's PRNG: the seed, the case and the iteration */
+  readonly random: () => number
   readonly relay: RelaySettings = {batch: 2, leaseMs: 1000, pollMs: 50, maxAttempts: 10, backoff: {baseMs: 50, capMs: 400}}
   readonly workers = new Map<string, WorkerProcess>()
+  producerGoesOn = false
+  /** the fault proxies of this run, and the URL each proxied worker uses */
+  readonly proxies: FaultProxy[] = []
+  private readonly proxiedUrls = new Map<string, string>()
+  private readonly proxiedBrokers = new Map<string, BrokerSpec>()
   /** every worker process of the run, restarts included, in spawn order */
   readonly spawned: WorkerProcess[] = []
   readonly kills: KillRecord[] = []
@@ -125,14 +136,23 @@ export class Run implements RunUnderTest {
     this.ctx = parts.ctx
     this.loopback = parts.loopback
     this.relays = parts.relays
+    this.random = caseRng(this.settings.seed, `${parts.caseName}#${parts.iteration}`)
   }
 
   get db(): Db {
     return this.settings.db
   }
 
-  get random(): () => number {
-    return this.settings.random
+  get iteration(): number {
+    return this.parts.iteration
+  }
+
+  get ops(): number {
+    return this.parts.ops
+  }
+
+  caseRandom(): () => number {
+    return caseRng(this.settings.seed, this.parts.caseName)
   }
 
   after(ms: number, fn: () => void): void {
@@ -147,22 +167,40 @@ export class Run implements RunUnderTest {
   spawn(name: string, extra: Partial<WorkerConfig> = {}, armed: Failpoint | null | undefined = this.failpoints.get(name)): void {
     if (this.settings.signal?.aborted) return
     const role = name.replace(/#.*$/, '') as WorkerConfig['role']
-    const worker = this.session.workers.spawn(name, this.config(role, extra), armed ?? undefined, this.settings.history)
+    const worker = this.session.workers.spawn(name, this.config(name, role, extra), armed ?? undefined, this.settings.history)
     this.workers.set(name, worker)
     this.spawned.push(worker)
   }
 
-  /** The run is over: no more timers, every worker stopped (SIGTERM, then SIGKILL). */
+  async proxyDatabase(worker: string): Promise<FaultProxy> {
+    const {wire} = this.db.dialect
+    const via = wire && (await proxyFor(this.settings.url, wire))
+    if (!via) throw new Error(`no fault proxy before ${this.db.safeUrl}: it needs a database server reached over TCP`)
+    this.proxies.push(via.proxy)
+    this.proxiedUrls.set(worker, via.url)
+    return via.proxy
+  }
+
+  async proxyBroker(workers: string[]): Promise<FaultProxy> {
+    const via = await proxyForUrl(this.parts.broker.url)
+    this.proxies.push(via.proxy)
+    for (const worker of workers) this.proxiedBrokers.set(worker, {...this.parts.broker, url: via.url})
+    return via.proxy
+  }
+
+  /** The run is over: no more timers, every worker stopped (SIGTERM, then SIGKILL), the proxies closed. */
   async stop(): Promise<void> {
     this.timers.forEach(clearTimeout)
     await Promise.all([...this.workers.values()].map((w) => w.stop(2000)))
+    await Promise.all(this.proxies.map((p) => p.stop()))
   }
 
-  private config(role: WorkerConfig['role'], extra: Partial<WorkerConfig>): WorkerConfig {
+  private config(name: string, role: WorkerConfig['role'], extra: Partial<WorkerConfig>): WorkerConfig {
     const s = this.settings
     return {
       role,
-      url: s.url,
+      url: this.proxiedUrls.get(name) ?? s.url,
+      goOnAfterErrors: role === 'producer' && this.producerGoesOn,
       prefix: this.tables.prefix,
       scenarioPath: s.scenarioPath,
       ops: this.parts.ops,
@@ -170,7 +208,7 @@ export class Run implements RunUnderTest {
       strategy: s.strategy,
       consumerMode: s.consumer,
       consumerName: CONSUMER_NAME,
-      broker: this.parts.broker,
+      broker: this.proxiedBrokers.get(name) ?? this.parts.broker,
       relay: {...this.relay, owner: `${role}-${randomBytes(3).toString('hex')}`},
       history: s.history,
       ...extra,

@@ -11,7 +11,6 @@ import {checkOptions, type ChaosOptions, type CheckedOptions} from './options.js
 import {summarise, totalsOf, type ChaosReport, type RunResult} from './report.js'
 import {runOne, type Plan} from './run.js'
 import {killAtStep, scenarioByName} from './scenarios/index.js'
-import {rng} from './seed.js'
 import {ChaosSession} from './session.js'
 
 export {parseBrokerUrl, type ChaosOptions} from './options.js'
@@ -60,7 +59,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     runTimeoutMs: options.runTimeoutMs ?? 30_000,
     keep: options.keep ?? false,
     history: options.history ?? false,
-    random: rng(checked.seed),
+    seed: checked.seed,
     signal: options.signal,
   })
   const plans = planRuns(checked)
@@ -105,12 +104,10 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   }
 }
 
-/** Every step `iterations` times, in pipeline order, then each scenario once. */
+/** Every step, then every scenario, each `iterations` times in a row. */
 function planRuns({steps, iterations, scenarios}: CheckedOptions): Plan[] {
-  const plans: Plan[] = []
-  for (const step of steps) for (let iteration = 1; iteration <= iterations; iteration++) plans.push({fault: killAtStep(step), iteration})
-  for (const name of scenarios) plans.push({fault: scenarioByName(name), iteration: 1})
-  return plans
+  const faults = [...steps.map(killAtStep), ...scenarios.map(scenarioByName)]
+  return faults.flatMap((fault) => Array.from({length: iterations}, (_, i) => ({fault, iteration: i + 1})))
 }
 
 /** A promise that rejects when `signal` aborts (never, without one). */

@@ -20,7 +20,8 @@ export interface Settings {
   keep: boolean
   /** record each run's history (history.ts) */
   history: boolean
-  random: () => number
+  /** --seed: every run's PRNG is made from it (seed.ts) */
+  seed: number
   /** runChaos's signal: an abandoned run stops spawning workers and ends */
   signal?: AbortSignal
 }

@@ -62,7 +62,7 @@ export async function watch(run: Run, stage: Stage): Promise<void> {
       }
       const pending = await countPending(s.db, run.tables)
       stage.onDraining?.(pending)
-      const quiet = pending === 0 && (run.loopback ? run.loopback.idle() : await allHandled(s.db, run.tables))
+      const quiet = pending === 0 && !stage.settling?.() && (run.loopback ? run.loopback.idle() : await allHandled(s.db, run.tables))
       if (!quiet) settledSince = 0
       else if (!settledSince) settledSince = Date.now()
       else if (Date.now() - settledSince >= (run.loopback ? QUIET_MS.loopback : QUIET_MS.realBroker)) {

@@ -7,9 +7,9 @@ import {uuidv7} from '../../src/core/uuid.js'
 import {LoopbackBroker} from '../../src/chaos/broker.js'
 import {NOTHING_OBSERVED} from '../../src/chaos/report.js'
 import {checkOptions} from '../../src/chaos/options.js'
-import {killAtStep, LOOPBACK_ONLY, SCENARIOS, SCENARIO_DESCRIPTIONS, scenarioByName} from '../../src/chaos/scenarios/index.js'
+import {killAtStep, LOOPBACK_ONLY, SCENARIOS, SCENARIO_DESCRIPTIONS, SERVER_ONLY, scenarioByName} from '../../src/chaos/scenarios/index.js'
 import type {Failpoint, RunUnderTest, WorkerView} from '../../src/chaos/scenarios/types.js'
-import {rng} from '../../src/chaos/seed.js'
+import {caseRng, choiceFor, rng} from '../../src/chaos/seed.js'
 import {ChaosSession, type Settings} from '../../src/chaos/session.js'
 import {HttpPublisher} from '../../src/publishers/http.js'
 import type {ClaimedEvent} from '../../src/schema/event-row.js'
@@ -19,13 +19,17 @@ interface FakeRun extends RunUnderTest {
   scheduled: {ms: number; fn: () => void}[]
 }
 
-function fakeRun(options: {seed?: number; loopback?: LoopbackBroker; relays?: number} = {}): FakeRun {
+function fakeRun(options: {seed?: number; loopback?: LoopbackBroker; relays?: number; iteration?: number; case?: string} = {}): FakeRun {
   const scheduled: FakeRun['scheduled'] = []
+  const seed = options.seed ?? 1
   return {
     // the faults under test here do not touch the database
     db: undefined as never,
     tables: undefined as never,
-    random: rng(options.seed ?? 1),
+    random: rng(seed),
+    iteration: options.iteration ?? 1,
+    caseRandom: () => caseRng(seed, options.case ?? 'a case'),
+    ops: 6,
     loopback: options.loopback,
     failpoints: new Map<string, Failpoint>(),
     ids: {},
@@ -35,6 +39,10 @@ function fakeRun(options: {seed?: number; loopback?: LoopbackBroker; relays?: nu
     workers: new Map(),
     scheduled,
     after: (ms, fn) => void scheduled.push({ms, fn}),
+    producerGoesOn: false,
+    // the faults that use proxies run on real workers (network-faults.test.ts)
+    proxyDatabase: () => Promise.reject(new Error('no proxies in a fake run')),
+    proxyBroker: () => Promise.reject(new Error('no proxies in a fake run')),
   }
 }
 
@@ -77,21 +85,30 @@ const outcome = (observed: Partial<typeof NOTHING_OBSERVED> = {}, kills: {ok: bo
 })
 
 describe('the list of scenarios', () => {
-  it('names each scenario once, in report order, with its description; three need the loopback broker', () => {
-    expect(SCENARIOS).toEqual(['broker-down', 'out-of-order', 'poison', 'concurrent-relays'])
+  it('names each scenario once, in report order, with its description; four need the loopback broker, two a database server', () => {
+    expect(SCENARIOS).toEqual(['broker-down', 'out-of-order', 'poison', 'concurrent-relays', 'commit-unknown', 'db-cut', 'hang', 'slow-ack'])
     for (const name of SCENARIOS) {
-      expect(scenarioByName(name)).toMatchObject({name, kind: 'scenario', needsRelay: true})
+      expect(scenarioByName(name)).toMatchObject({name, kind: 'scenario', needsRelay: name !== 'commit-unknown'})
       expect(SCENARIO_DESCRIPTIONS[name]).toBe(scenarioByName(name).description)
     }
-    expect(LOOPBACK_ONLY).toEqual(['broker-down', 'out-of-order', 'poison'])
+    expect(LOOPBACK_ONLY).toEqual(['out-of-order', 'poison', 'hang', 'slow-ack'])
+    expect(SERVER_ONLY).toEqual(['commit-unknown', 'db-cut'])
+  })
+
+  it('runs the server-only scenarios by default only with a server URL, and refuses them on a file', async () => {
+    expect((await checkOptions({})).scenarios).toEqual(['broker-down', 'out-of-order', 'poison', 'concurrent-relays', 'hang', 'slow-ack'])
+    expect((await checkOptions({url: 'postgres://postgres@127.0.0.1:5432/test'})).scenarios).toEqual([...SCENARIOS])
+    expect((await checkOptions({url: 'mysql://root@127.0.0.1:3306/test', broker: 'nats://127.0.0.1:4222'})).scenarios).toEqual(['broker-down', 'concurrent-relays', 'commit-unknown', 'db-cut'])
+    await expect(checkOptions({scenarios: ['commit-unknown']})).rejects.toThrow(/scenario commit-unknown cuts database connections through a proxy: it needs a database server reached over TCP/)
+    await expect(checkOptions({url: 'postgres://postgres@/test?host=/var/run/postgresql', scenarios: ['db-cut']})).rejects.toThrow(/scenario db-cut cuts/)
   })
 
   it('refuses a scenario name it does not know, and one that needs the loopback broker with --broker', async () => {
     const unknown = await checkOptions({scenarios: ['meteor' as never]}).catch((e: unknown) => e)
     expect(unknown).toBeInstanceOf(UsageError)
-    expect(unknown).toMatchObject({message: 'unknown scenario meteor', hint: 'Scenarios: broker-down, out-of-order, poison, concurrent-relays'})
+    expect(unknown).toMatchObject({message: 'unknown scenario meteor', hint: 'Scenarios: broker-down, out-of-order, poison, concurrent-relays, commit-unknown, db-cut, hang, slow-ack'})
     await expect(checkOptions({scenarios: ['poison'], broker: 'nats://127.0.0.1:4222'})).rejects.toThrow(/scenario poison needs the loopback broker/)
-    expect((await checkOptions({broker: 'nats://127.0.0.1:4222'})).scenarios).toEqual(['concurrent-relays'])
+    expect((await checkOptions({broker: 'nats://127.0.0.1:4222'})).scenarios).toEqual(['broker-down', 'concurrent-relays'])
     // every broker we ship a consumer runtime for; http:// is no broker chaos can stand between
     for (const [url, kind] of [['amqp://guest:guest@127.0.0.1:5672', 'amqp'], ['nats://127.0.0.1:4222', 'nats'], ['redis://127.0.0.1:6379', 'redis'], ['rediss://h:6380', 'redis']]) {
       expect((await checkOptions({broker: url})).broker).toEqual({kind, url})
@@ -101,7 +118,7 @@ describe('the list of scenarios', () => {
 })
 
 describe('a kill at a step', () => {
-  it('arms the worker of the step\'s role (the first relay for relay steps) at its 1st or 2nd pass, the same for the same seed', () => {
+  it('arms the worker of the step\'s role (the first relay for relay steps) at a pass every run makes, the same for the same seed', () => {
     for (const step of STEPS) {
       const role = step.split('.')[0]
       const fault = killAtStep(step)
@@ -112,9 +129,37 @@ describe('a kill at a step', () => {
       expect(armed).toHaveLength(1)
       expect(armed[0][0]).toBe(role === 'relay' ? 'relay#1' : role)
       expect(armed[0][1].step).toBe(step)
-      expect([1, 2]).toContain(armed[0][1].hit)
+      // 6 ops: the producer and the consumer pass 6 times, a relay at least 3 (batches of 2)
+      expect(armed[0][1].hit).toBeGreaterThanOrEqual(1)
+      expect(armed[0][1].hit).toBeLessThanOrEqual(role === 'relay' ? 3 : 6)
       expect([...runs[1].failpoints]).toEqual(armed)
     }
+  })
+
+  it('arms another pass in each iteration, in an order the seed gives, the same for the same seed', () => {
+    const hits = (seed: number, step: (typeof STEPS)[number]) =>
+      [1, 2, 3, 4, 5, 6, 7].map((iteration) => {
+        const run = fakeRun({seed, iteration, case: step})
+        killAtStep(step).arm(run)
+        return [...run.failpoints.values()][0].hit
+      })
+    const producer = hits(9, 'producer.after-commit')
+    // iterations 1-6 take each of the 6 passes once, then start over
+    expect([...producer.slice(0, 6)].sort()).toEqual([1, 2, 3, 4, 5, 6])
+    expect(producer[6]).toBe(producer[0])
+    expect(hits(9, 'producer.after-commit')).toEqual(producer)
+    const relay = hits(9, 'relay.after-send')
+    expect([...relay.slice(0, 3)].sort()).toEqual([1, 2, 3])
+    // another seed, another order (for some seed among a few)
+    expect([10, 11, 12, 13].some((seed) => hits(seed, 'producer.after-commit').join() !== producer.join())).toBe(true)
+  })
+
+  it('choiceFor: a case\'s choices depend on the seed and the case name, not on other cases', () => {
+    const choices = ['a', 'b', 'c', 'd']
+    const take = (seed: number, name: string) => [1, 2, 3, 4].map((i) => choiceFor(caseRng(seed, name), i, choices))
+    expect([...take(5, 'x')].sort()).toEqual(choices)
+    expect(take(5, 'x')).toEqual(take(5, 'x'))
+    expect([6, 7, 8, 9].map((s) => take(s, 'x').join()).concat(take(5, 'y').join()).some((t) => t !== take(5, 'x').join())).toBe(true)
   })
 
   it('is exercised only when a worker died at its armed step', async () => {
@@ -140,6 +185,10 @@ describe('concurrent-relays', () => {
     expect(one.hit).toBe(1)
     expect(one.step).not.toBe(two.step)
     for (const f of [one, two]) expect(f.step).toMatch(/^relay\./)
+    // the next iteration arms another pair (or the same pair at another hit)
+    const next = fakeRun({relays: 1, iteration: 2})
+    fault.arm(next)
+    expect([...next.failpoints.values()]).not.toEqual([one, two])
     const many = fakeRun({relays: 5})
     fault.arm(many)
     expect(many.relays).toBe(5)

@@ -122,6 +122,7 @@ const cases: Case[] = [
   ['chaos: unknown --strategy', () => ['chaos', '--strategy', 'yolo']],
   ['chaos: missing --scenario module', () => ['chaos', '--scenario', './no-such-scenario.js']],
   ['chaos: unknown URL scheme', () => ['chaos', '--url', 'oracle://h/db']],
+  ['chaos: commit-unknown on a database file', () => ['chaos', '--scenarios', 'commit-unknown']],
 ]
 
 for (const [name, url] of [['sqlite', sqliteUrl()], ...(pgAvailable ? [['postgres', PG_URL]] : [])] as [string, string][]) {

@@ -1,38 +1,69 @@
-// The broker goes away and comes back: connections refused from the start until 500 ms after
-// the producer's first business op began, then 503s for at least 500 ms and until the relay has
-// been answered 503, then back. The relay must retry with backoff and deliver everything once.
-import type {FaultScenario} from './types.js'
+// The broker goes away and comes back. On the loopback broker: connections refused from the
+// start until 500 ms after the producer's first business op began, then 503s for at least
+// 500 ms and until the relay has been answered 503, then back. On a real broker (--broker):
+// a fault proxy between the relay and the broker resets every connection from the start until
+// at least 1 s after the producer began and the relay was refused, then passes them. The relay
+// must retry with backoff and deliver everything once.
+import type {FaultProxy} from '../proxy/fault-proxy.js'
+import type {FaultScenario, RunUnderTest, Stage} from './types.js'
 
 /** how long each outage phase lasts at least (several relay polls and backoffs) */
 const PHASE_MS = 500
 
 export const brokerDown: FaultScenario<'broker-down'> = {
   name: 'broker-down',
-  description: 'broker refuses connections, then answers 503, then recovers: delayed retry, everything delivered once',
+  description: 'broker refuses connections (then, on the loopback broker, answers 503), then recovers: delayed retry, everything delivered once',
   kind: 'scenario',
-  loopbackOnly: true,
+  loopbackOnly: false,
   needsRelay: true,
   arm(run) {
     // retry through the whole outage, quickly
     run.relay.maxAttempts = 1000
     run.relay.backoff = {baseMs: 100, capMs: 300}
-    const broker = run.loopback!
-    const outage: {phase: 'refused' | 'starting' | '503' | 'over'; since: number} = {phase: 'refused', since: 0}
-    return {
-      start: () => broker.stop(),
-      onTick() {
-        if (outage.phase === 'refused' && run.workers.get('producer')?.lastOp !== undefined) {
-          outage.phase = 'starting'
-          run.after(PHASE_MS, () => {
-            broker.setUnavailable(true)
-            void broker.start().then(() => Object.assign(outage, {phase: '503', since: Date.now()}))
-          })
-        } else if (outage.phase === '503' && Date.now() - outage.since >= PHASE_MS && broker.stats.rejected > 0) {
-          outage.phase = 'over'
-          broker.setUnavailable(false)
-        }
-      },
-      exercised: async ({observed}) => (observed.maxAttempts < 2 ? {missed: 'no publish was retried: the outage was missed'} : {}),
-    }
+    return run.loopback ? loopbackOutage(run) : realBrokerOutage(run)
   },
+}
+
+function loopbackOutage(run: RunUnderTest): Stage {
+  const broker = run.loopback!
+  const outage: {phase: 'refused' | 'starting' | '503' | 'over'; since: number} = {phase: 'refused', since: 0}
+  return {
+    start: () => broker.stop(),
+    onTick() {
+      if (outage.phase === 'refused' && run.workers.get('producer')?.lastOp !== undefined) {
+        outage.phase = 'starting'
+        run.after(PHASE_MS, () => {
+          broker.setUnavailable(true)
+          void broker.start().then(() => Object.assign(outage, {phase: '503', since: Date.now()}))
+        })
+      } else if (outage.phase === '503' && Date.now() - outage.since >= PHASE_MS && broker.stats.rejected > 0) {
+        outage.phase = 'over'
+        broker.setUnavailable(false)
+      }
+    },
+    exercised: async ({observed}) => (observed.maxAttempts < 2 ? {missed: 'no publish was retried: the outage was missed'} : {}),
+  }
+}
+
+/** A real broker is not ours to stop: the relay reaches it through a proxy that refuses for a while. */
+function realBrokerOutage(run: RunUnderTest): Stage {
+  let proxy: FaultProxy | undefined
+  let producerSince = 0
+  let down = true
+  return {
+    async start() {
+      proxy = await run.proxyBroker(['relay#1'])
+      proxy.setMode({kind: 'refuse'})
+    },
+    onTick() {
+      if (!down || !proxy || proxy.stats.refused === 0) return
+      if (!producerSince && run.workers.get('producer')?.lastOp !== undefined) producerSince = Date.now()
+      // an outage gives the relay's attempts back: what shows it met one is the refused connection
+      if (producerSince && Date.now() - producerSince >= 2 * PHASE_MS) {
+        down = false
+        proxy.setMode({kind: 'pass'})
+      }
+    },
+    exercised: async () => (proxy?.stats.refused ? {} : {missed: 'the relay never tried the broker during the outage'}),
+  }
 }

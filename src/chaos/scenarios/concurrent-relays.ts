@@ -1,7 +1,7 @@
 // Several relays on one table, two of them killed mid-batch at different relay steps: the
 // survivors take over the lapsed leases and nothing is lost or applied twice.
 import {STEPS} from '../../core/failpoints.js'
-import {pick} from '../seed.js'
+import {choiceFor} from '../seed.js'
 import {killsFired} from './kill-at-step.js'
 import type {FaultScenario} from './types.js'
 
@@ -21,10 +21,11 @@ export const concurrentRelays: FaultScenario<'concurrent-relays'> = {
   size: (orders) => orders * 4,
   arm(run) {
     run.relays = Math.max(3, run.relays)
-    const first = RELAY_STEPS[pick(run.random, 0, RELAY_STEPS.length - 1)]
-    const others = RELAY_STEPS.filter((x) => x !== first)
+    // each iteration another pair of steps (and hit of the second)
+    const pairs = RELAY_STEPS.flatMap((first) => RELAY_STEPS.filter((x) => x !== first).flatMap((second) => [1, 2].map((hit) => ({first, second, hit}))))
+    const {first, second, hit} = choiceFor(run.caseRandom(), run.iteration, pairs)
     run.failpoints.set('relay#1', {step: first, hit: 1})
-    run.failpoints.set('relay#2', {step: others[pick(run.random, 0, others.length - 1)], hit: pick(run.random, 1, 2)})
+    run.failpoints.set('relay#2', {step: second, hit})
     return {
       async beforeProducer() {
         // every relay polling before the first event, so they really compete

@@ -4,6 +4,7 @@
 import type {ChaosStep} from '../../core/failpoints.js'
 import type {Db} from '../../db/index.js'
 import type {LoopbackBroker} from '../broker.js'
+import type {FaultProxy} from '../proxy/fault-proxy.js'
 import type {Observed, Violation} from '../invariants.js'
 import type {KillRecord} from '../report.js'
 import type {RunTables} from '../tables.js'
@@ -17,6 +18,8 @@ export interface FaultScenario<Name extends string = string> {
   readonly loopbackOnly: boolean
   /** faults the relay or needs it to show: "not exercised" under a dual-write strategy */
   readonly needsRelay: boolean
+  /** cuts database connections through the fault proxy: only on a database with a server (dialect.wire) */
+  readonly needsServer?: boolean
   /** the --orders size a run of it uses (default: --orders as given) */
   size?(orders: number): number
   /** Arms one run before its workers start and returns that run's stage (its per-run state). */
@@ -45,14 +48,25 @@ export interface WorkerView {
   readonly ready: boolean
   /** the business op the producer is in */
   readonly lastOp?: number
+  /** business ops that failed and were passed over (producer started with goOnAfterErrors) */
+  readonly opErrors: number
 }
 
 /** One run as a fault sees it: what it may set in arm(), what its stage may read later. */
 export interface RunUnderTest {
   readonly db: Db
   readonly tables: RunTables
-  /** the seeded PRNG: the same --seed arms the same hits */
+  /** this run's seeded PRNG (seed, case and iteration): the same --seed arms the same hits */
   readonly random: () => number
+  /** 1-based: which run of its case this is (--iterations) */
+  readonly iteration: number
+  /**
+   * a fresh PRNG of the case (seed and case name), the same stream in every iteration: give it
+   * to choiceFor (seed.ts) so that each iteration takes a different kill point
+   */
+  caseRandom(): () => number
+  /** business operations the producer runs */
+  readonly ops: number
   /** the harness's broker; undefined with --broker */
   readonly loopback?: LoopbackBroker
   /** worker name (producer, consumer, relay#1, relay#2, ...) -> the failpoint it starts with */
@@ -68,6 +82,15 @@ export interface RunUnderTest {
   readonly workers: ReadonlyMap<string, WorkerView>
   /** calls fn after ms, unless the run has ended by then */
   after(ms: number, fn: () => void): void
+  /**
+   * Puts a fault proxy (proxy/fault-proxy.ts) between the worker of this name and the database
+   * server; call it before the worker starts (in stage.start). Stopped when the run ends.
+   */
+  proxyDatabase(worker: string): Promise<FaultProxy>
+  /** One fault proxy between these workers and the broker (the loopback broker's HTTP); as proxyDatabase. */
+  proxyBroker(workers: string[]): Promise<FaultProxy>
+  /** the producer goes on with its next op when one fails (a COMMIT whose answer was lost), saying so */
+  producerGoesOn: boolean
 }
 
 /** One run's side of a fault, from arm() to the verdict. Every hook but exercised is optional. */
@@ -80,6 +103,8 @@ export interface Stage {
   onTick?(): void
   /** on every tick once the producer is done, with the events not yet published or failed */
   onDraining?(pending: number): void
+  /** true while the fault still holds something on its way (a delayed chunk): the run is not quiet yet */
+  settling?(): boolean
   /** after the drain and the invariants: whether the fault happened, and what only it can check */
   exercised(outcome: Outcome): Promise<Exercise>
 }

@@ -5,7 +5,7 @@
 // logged when taken and its outcome once the loop settles it; the consumer.after-commit
 // failpoint fires there, inside the loop's ack call, after the commit and before the broker
 // hears of it. The broken modes (strategies.ts) change what the loop is given (a consumer
-// without an inbox, deliveries acked on receipt), never the loop.
+// without an inbox, deliveries acked on receipt, a failed one acked), never the loop.
 import {randomUUID} from 'node:crypto'
 import type {Consumer, ConsumeOutcome} from '../../consumer.js'
 import {MessageDecodeError} from '../../consume/event.js'
@@ -75,7 +75,11 @@ export async function runConsumer(config: WorkerConfig, db: Db, scenario: Scenar
           },
           async retry(reason, delayMs) {
             note({type: 'fail', op: 'deliver', ids, detail: `retry: ${reason}`})
-            await delivery.retry(reason, delayMs)
+            if (config.consumerMode !== 'ack-on-error') return delivery.retry(reason, delayMs)
+            // Broken on purpose: the transaction failed (a lost connection), the message is acked anyway
+            await log(deliveryId, 'acked')
+            await delivery.ack('applied')
+            await acked(deliveryId)
           },
           async deadLetter(reason) {
             note({type: 'fail', op: 'deliver', ids, detail: `dead-lettered: ${reason}`})

@@ -1,7 +1,8 @@
 // The relay worker: the project's Relay (src/relay/relay.ts) with the run's publisher, a short
-// lease so lapsed leases are taken over quickly, and per-aggregate ordering.
+// lease so lapsed leases are taken over quickly, and per-aggregate ordering. Under the broken
+// strategy outbox-lost-is-published its publisher says ok where the broker never answered.
 import type {Db} from '../../db/index.js'
-import type {Publisher} from '../../publishers/types.js'
+import type {Publisher, PublishResult} from '../../publishers/types.js'
 import type {Note} from '../history.js'
 import type {RunTables} from '../tables.js'
 import {relayPublisher} from './transport.js'
@@ -9,7 +10,8 @@ import type {WorkerConfig} from './worker.js'
 
 export async function runRelay(config: WorkerConfig, db: Db, t: RunTables, say: (line: string) => void, note: Note): Promise<void> {
   const {Relay} = await import('../../relay/relay.js')
-  const publisher = noted(await relayPublisher(config.broker, t.prefix), note)
+  const shipped = await relayPublisher(config.broker, t.prefix)
+  const publisher = noted(config.strategy === 'outbox-lost-is-published' ? lostIsPublished(shipped) : shipped, note)
   const relay = new Relay({
     db,
     publisher,
@@ -26,6 +28,19 @@ export async function runRelay(config: WorkerConfig, db: Db, t: RunTables, say: 
   say('ready')
   await relay.start()
   await publisher.close()
+}
+
+/** Broken on purpose: a publish that failed without an answer from the broker (lost, refused, timed out) counts as published. */
+function lostIsPublished(publisher: Publisher): Publisher {
+  return {
+    name: publisher.name,
+    async publish(events) {
+      const results: PublishResult[] = await publisher.publish(events).catch(() => events.map(() => ({ok: true})))
+      // a broker's refusal (5xx, permanent) is an answer; anything else is taken as a success
+      return results.map((r) => (r.ok || r.permanent || /^HTTP \d/.test(r.error) ? r : {ok: true}))
+    },
+    close: () => publisher.close(),
+  }
 }
 
 /** The publisher with each batch in the history: what was claimed and sent, and what the broker said. */

@@ -68,6 +68,8 @@ export class WorkerProcess {
   readonly exited: Promise<WorkerExit>
   /** last "op <n>" line: the business op in progress */
   lastOp?: number
+  /** "op-error <n>" lines: ops that failed and were passed over */
+  opErrors = 0
   done = false
   ready = false
   stderr = ''
@@ -113,6 +115,7 @@ export class WorkerProcess {
       this.stdoutBuffer = this.stdoutBuffer.slice(nl + 1)
       const op = /^op (\d+)$/.exec(line)
       if (op) this.lastOp = Number(op[1])
+      else if (/^op-error \d+$/.test(line)) this.opErrors++
       else if (line === 'done') this.done = true
       else if (line === 'ready') this.ready = true
       else if (this.recording && line.startsWith(HISTORY_PREFIX)) this.record(line)

@@ -2,8 +2,9 @@
 // It runs the project's own producer (writeEvent), relay (relay-worker.ts) and consumer runtime
 // (consumer-worker.ts) against the run's scratch tables; an armed failpoint (OUTBOX_FAILPOINTS)
 // kills it by SIGKILL mid-step.
-// Protocol on stdout, one line each: "ready", "op <n>" before business op n starts, "done", and
-// with `history` set, "h {...}" per operation (../history.ts).
+// Protocol on stdout, one line each: "ready", "op <n>" before business op n starts, "op-error <n>"
+// when it failed and was passed over (goOnAfterErrors), "done", and with `history` set,
+// "h {...}" per operation (../history.ts).
 import {writeSync} from 'node:fs'
 import type {CompiledQuery as CompiledQueryType, Transaction} from 'kysely'
 import type {Sql} from '../../../dialects/index.js'
@@ -17,7 +18,7 @@ import {openPublisher, type BrokerSpec} from './transport.js'
 import {runTables, type RunTables} from '../tables.js'
 import {runConsumer} from './consumer-worker.js'
 import {runRelay} from './relay-worker.js'
-import type {ConsumerMode, Strategy} from '../strategies.js'
+import {usesRelay, type ConsumerMode, type Strategy} from '../strategies.js'
 
 export interface WorkerConfig {
   role: 'producer' | 'relay' | 'consumer'
@@ -27,6 +28,8 @@ export interface WorkerConfig {
   ops: number
   /** producer: first op to run (after a restart, the op after the one that died) */
   opStart?: number
+  /** producer: an op that fails is passed over ("op-error <n>" on stdout), not the end (a COMMIT's lost answer) */
+  goOnAfterErrors?: boolean
   /** producer: event ids to use for op n's first event (the poison message) */
   ids?: Record<string, string>
   strategy: Strategy
@@ -59,7 +62,8 @@ async function producer(config: WorkerConfig, db: Db, scenario: Scenario, ctx: S
   // kysely only here: it is the slowest import, and relay and consumer do not need it
   const [kysely, {CompiledQuery}] = await Promise.all([db.kysely(), import('kysely')])
   const q = (trx: Transaction<any>) => kyselyQueryable(trx, db, CompiledQuery)
-  const publisher = config.strategy === 'outbox' ? undefined : await openPublisher(config.broker, t.prefix)
+  const outbox = usesRelay(config.strategy)
+  const publisher = outbox ? undefined : await openPublisher(config.broker, t.prefix)
   for (let op = config.opStart ?? 0; op < config.ops; op++) {
     say(`op ${op}`)
     const detail = `op ${op}`
@@ -73,7 +77,7 @@ async function producer(config: WorkerConfig, db: Db, scenario: Scenario, ctx: S
     }
     note({type: 'invoke', op: 'business', detail})
     try {
-      if (config.strategy === 'outbox') {
+      if (outbox) {
         // The pattern: business row and event in one transaction.
         const ids = await kysely.transaction().execute(async (trx) => {
           const events = await scenario.write(q(trx), op, ctx)
@@ -106,8 +110,12 @@ async function producer(config: WorkerConfig, db: Db, scenario: Scenario, ctx: S
         failpoint('producer.after-commit')
       }
     } catch (error) {
-      note({type: 'fail', op: 'business', detail: `${detail}: ${String((error as Error)?.message ?? error)}`})
-      throw error
+      // going on after an error is for a COMMIT without an answer: the producer cannot know
+      note({type: config.goOnAfterErrors ? 'unknown' : 'fail', op: 'business', detail: `${detail}: ${String((error as Error)?.message ?? error)}`})
+      if (!config.goOnAfterErrors) throw error
+      // committed or not is the database's to tell: the invariants read it after the drain
+      writeSync(2, `op ${op} failed: ${String((error as Error)?.message ?? error)}\n`)
+      say(`op-error ${op}`)
     }
   }
   await publisher?.close()

@@ -1,0 +1,207 @@
+// A TCP proxy in the harness, between worker processes and a real server (database or broker):
+// it passes bytes through, delays them, black-holes them (accepts, reads, never answers, never
+// resets), or cuts connections (a TCP reset). With the server's wire part (dialects/wire.ts) it
+// follows the client's statements and cuts a connection at a protocol moment: when the client
+// sends a statement (COMMIT), before the server sees it, or once the server has answered it,
+// the answer dropped (the client never learns whether its COMMIT happened).
+import {connect, createServer, type AddressInfo, type Server, type Socket} from 'node:net'
+import type {WirePart, WireReader, WireTarget} from '../../../dialects/index.js'
+
+/** pass, delay every chunk, black-hole (read, never answer, never reset), or refuse: every connection reset, open ones at once and new ones as they come (the server is down) */
+export type ProxyMode = {kind: 'pass'} | {kind: 'delay'; ms: number} | {kind: 'blackhole'} | {kind: 'refuse'}
+
+/** A cut at a statement: which one, and whether the server runs it first. */
+export interface StatementCut {
+  matches(sql: string): boolean
+  /** before-server: the statement never reaches the server; after-answer: it runs, its answer is dropped */
+  moment: 'before-server' | 'after-answer'
+  /** cut at the nth statement matching (default 1st), counted over every connection; then the rule is spent */
+  nth?: number
+}
+
+export interface ProxyStats {
+  connections: number
+  /** connections cut (cutAll and statement cuts) */
+  cuts: number
+  /** statements cut at */
+  statementCuts: number
+  /** connections whose protocol the reader could not follow (TLS): no statement cut there */
+  opaque: number
+  /** chunks a black hole swallowed, from clients and from the server */
+  swallowed: number
+  /** connections reset on arrival in refuse mode */
+  refused: number
+}
+
+class Link {
+  /** the server's next bytes answer a statement cut after its answer: drop them and cut */
+  cutOnAnswer = false
+  constructor(
+    readonly client: Socket,
+    readonly server: Socket,
+    readonly reader?: WireReader,
+  ) {}
+
+  cut(): void {
+    for (const s of [this.client, this.server]) {
+      if (s.destroyed) continue
+      // a reset where the socket is connected; a socket still connecting can only be destroyed
+      try {
+        s.resetAndDestroy()
+      } catch {
+        s.destroy()
+      }
+    }
+  }
+}
+
+export class FaultProxy {
+  port = 0
+  /** delayed chunks not forwarded yet */
+  inFlight = 0
+  readonly stats: ProxyStats = {connections: 0, cuts: 0, statementCuts: 0, opaque: 0, swallowed: 0, refused: 0}
+  private mode: ProxyMode = {kind: 'pass'}
+  private rule?: StatementCut & {seen: number}
+  private server?: Server
+  private readonly links = new Set<Link>()
+  private readonly cutWaiters: (() => void)[] = []
+
+  constructor(
+    private readonly target: WireTarget,
+    private readonly wire?: WirePart,
+  ) {}
+
+  /** Listens on 127.0.0.1 (a free port unless one is given); resolves with the port. */
+  async start(port = 0): Promise<number> {
+    const server = createServer((client) => this.accept(client))
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(port, '127.0.0.1', () => resolve())
+    })
+    this.server = server
+    this.port = (server.address() as AddressInfo).port
+    return this.port
+  }
+
+  /** From now on, for open connections and new ones. */
+  setMode(mode: ProxyMode): void {
+    this.mode = mode
+    if (mode.kind === 'refuse') this.cutAll()
+  }
+
+  /** Arms a cut at the next statement(s) matching; replaces an armed one. */
+  cutAt(rule: StatementCut): void {
+    this.rule = {...rule, seen: 0}
+  }
+
+  /** Resolves once a statement cut happened (at once when one already did). */
+  statementCut(): Promise<void> {
+    if (this.stats.statementCuts > 0) return Promise.resolve()
+    return new Promise((resolve) => this.cutWaiters.push(resolve))
+  }
+
+  /** Resets every open connection (new ones are accepted as the mode says). */
+  cutAll(): void {
+    for (const link of this.links) this.cutLink(link)
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server
+    this.server = undefined
+    for (const link of this.links) link.cut()
+    this.links.clear()
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+
+  private accept(client: Socket): void {
+    this.stats.connections++
+    if (this.mode.kind === 'refuse') {
+      this.stats.refused++
+      client.on('error', () => {})
+      client.resetAndDestroy()
+      return
+    }
+    const server = connect({host: this.target.host, port: this.target.port})
+    const link = new Link(client, server, this.wire?.reader())
+    this.links.add(link)
+    for (const s of [client, server]) {
+      s.setNoDelay(true)
+      s.on('error', () => link.cut())
+      s.on('close', () => {
+        link.cut()
+        this.links.delete(link)
+      })
+    }
+    client.on('data', (chunk: Buffer) => this.fromClient(link, chunk))
+    server.on('data', (chunk: Buffer) => this.fromServer(link, chunk))
+  }
+
+  private fromClient(link: Link, chunk: Buffer): void {
+    if (this.mode.kind === 'blackhole') return void this.stats.swallowed++
+    const wasOpaque = link.reader?.opaque
+    const statements = link.reader?.fromClient(chunk) ?? []
+    if (link.reader?.opaque && !wasOpaque) this.stats.opaque++
+    const rule = this.rule
+    if (rule && statements.some((s) => rule.matches(s)) && ++rule.seen === (rule.nth ?? 1)) {
+      this.rule = undefined
+      this.stats.statementCuts++
+      if (rule.moment === 'before-server') {
+        this.cutLink(link)
+        this.cutWaiters.splice(0).forEach((w) => w())
+        return
+      }
+      link.cutOnAnswer = true
+    }
+    this.forward(link.server, chunk)
+  }
+
+  private fromServer(link: Link, chunk: Buffer): void {
+    if (this.mode.kind === 'blackhole') return void this.stats.swallowed++
+    if (link.cutOnAnswer) {
+      // the server ran the statement and answered: the client never hears it
+      this.cutLink(link)
+      this.cutWaiters.splice(0).forEach((w) => w())
+      return
+    }
+    link.reader?.fromServer(chunk)
+    this.forward(link.client, chunk)
+  }
+
+  private forward(to: Socket, chunk: Buffer): void {
+    const mode = this.mode
+    if (mode.kind !== 'delay') {
+      if (!to.destroyed) to.write(chunk)
+      return
+    }
+    // timers of one duration fire in the order they were set: the bytes keep their order
+    this.inFlight++
+    setTimeout(() => {
+      this.inFlight--
+      if (!to.destroyed) to.write(chunk)
+    }, mode.ms)
+  }
+
+  private cutLink(link: Link): void {
+    if (link.client.destroyed && link.server.destroyed) return
+    this.stats.cuts++
+    link.cut()
+  }
+}
+
+/** A proxy in front of the host and port of a URL (http://, amqp://, ...), and the URL through it; no statements read. */
+export async function proxyForUrl(url: string): Promise<{proxy: FaultProxy; url: string}> {
+  const parsed = new URL(url)
+  const proxy = new FaultProxy({host: parsed.hostname, port: Number(parsed.port)})
+  parsed.hostname = '127.0.0.1'
+  parsed.port = String(await proxy.start())
+  return {proxy, url: parsed.href.replace(/\/$/, '')}
+}
+
+/** A proxy in front of the server `url` names, and the URL that reaches it through the proxy. */
+export async function proxyFor(url: string, wire: WirePart): Promise<{proxy: FaultProxy; url: string} | undefined> {
+  const target = wire.target(url)
+  if (!target) return undefined
+  const proxy = new FaultProxy(target, wire)
+  const port = await proxy.start()
+  return {proxy, url: wire.viaProxy(url, port)}
+}

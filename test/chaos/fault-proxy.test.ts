@@ -1,0 +1,99 @@
+// The harness's fault proxy (src/chaos/proxy/) between a real client and the real servers:
+// pass-through, delay, black-hole, cut, and a COMMIT cut at its protocol moment: before the
+// server sees it (the row is not there) or after the server answered (the row IS committed,
+// and the client got an error).
+import {randomBytes} from 'node:crypto'
+import {afterAll, describe, expect, it} from 'vitest'
+import {raw, sql, isCommit} from '../../dialects/index.js'
+import {FaultProxy, proxyFor} from '../../src/chaos/proxy/fault-proxy.js'
+import {openDb, type Db} from '../../src/db/index.js'
+import {targets} from '../helpers/targets.js'
+
+const servers = await targets(['postgres', 'mysql'])
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+for (const target of servers) {
+  describe.skipIf(!target.available)(`the fault proxy before ${target.dialect}`, () => {
+    const table = `fproxy_${randomBytes(3).toString('hex')}`
+    const opened: Db[] = []
+    const proxies: FaultProxy[] = []
+    let direct: Db
+
+    /** A Db through a fresh proxy, one connection, quick to give up on connecting. */
+    async function throughProxy(): Promise<{db: Db; proxy: FaultProxy}> {
+      direct ??= await openDb(target.url)
+      const t = raw(direct.dialect.render.quoteIdent(table))
+      await direct.execute(sql`CREATE TABLE IF NOT EXISTS ${t} (id VARCHAR(64) NOT NULL PRIMARY KEY)`)
+      const via = (await proxyFor(target.url, direct.dialect.wire!))!
+      proxies.push(via.proxy)
+      const db = await openDb(via.url, {poolSize: 1, connectTimeoutMs: 3000})
+      opened.push(db)
+      return {db, proxy: via.proxy}
+    }
+    const ref = () => raw(direct.dialect.render.quoteIdent(table))
+    const rows = async (id: string) => (await direct.query(sql`SELECT id FROM ${ref()} WHERE id = ${id}`)).length
+    const insertInTransaction = (db: Db, id: string) => db.transaction(async (tx) => void (await tx.execute(sql`INSERT INTO ${ref()} (id) VALUES (${id})`)))
+
+    afterAll(async () => {
+      await Promise.all(opened.map((db) => db.close().catch(() => {})))
+      await Promise.all(proxies.map((p) => p.stop()))
+      if (direct) {
+        await direct.execute(sql`DROP TABLE IF EXISTS ${ref()}`)
+        await direct.close()
+      }
+    })
+
+    it('passes statements through in plain text, and reads them (TLS off on the proxied URL)', {timeout: 30_000}, async () => {
+      const {db, proxy} = await throughProxy()
+      await insertInTransaction(db, 'pass-1')
+      expect(await rows('pass-1')).toBe(1)
+      expect(proxy.stats).toMatchObject({opaque: 0, cuts: 0})
+      expect(proxy.stats.connections).toBeGreaterThan(0)
+    })
+
+    it('a COMMIT whose answer never arrives: the client gets an error, the row IS committed', {timeout: 30_000}, async () => {
+      const {db, proxy} = await throughProxy()
+      proxy.cutAt({matches: isCommit, moment: 'after-answer'})
+      await expect(insertInTransaction(db, 'unknown-1')).rejects.toThrow()
+      expect(proxy.stats).toMatchObject({statementCuts: 1, cuts: 1})
+      expect(await rows('unknown-1')).toBe(1)
+      // the rule is spent: the pool's next connection commits as usual
+      await insertInTransaction(db, 'unknown-2')
+      expect(await rows('unknown-2')).toBe(1)
+    })
+
+    it('a COMMIT cut before the server sees it: the client gets an error, the row is not there', {timeout: 30_000}, async () => {
+      const {db, proxy} = await throughProxy()
+      proxy.cutAt({matches: isCommit, moment: 'before-server'})
+      await expect(insertInTransaction(db, 'never-1')).rejects.toThrow()
+      await proxy.statementCut()
+      // the server rolls back once it sees the connection gone
+      await expect.poll(() => rows('never-1'), {timeout: 5000}).toBe(0)
+    })
+
+    it('delays both directions and keeps the bytes in order', {timeout: 30_000}, async () => {
+      const {db, proxy} = await throughProxy()
+      proxy.setMode({kind: 'delay', ms: 100})
+      const started = Date.now()
+      const [row] = await db.query<{n: unknown}>(sql`SELECT 1 + 1 AS n`)
+      expect(Number(row.n)).toBe(2)
+      // one round trip is at least two delayed hops
+      expect(Date.now() - started).toBeGreaterThanOrEqual(200)
+    })
+
+    it('a black hole never answers and never resets; cutAll then resets the connection', {timeout: 30_000}, async () => {
+      const {db, proxy} = await throughProxy()
+      await db.query(sql`SELECT 1`)
+      proxy.setMode({kind: 'blackhole'})
+      const outcome = db.query(sql`SELECT 2`).then(
+        () => 'answered',
+        () => 'failed',
+      )
+      expect(await Promise.race([outcome, sleep(500).then(() => 'hanging')])).toBe('hanging')
+      proxy.cutAll()
+      expect(await outcome).toBe('failed')
+      proxy.setMode({kind: 'pass'})
+      await db.query(sql`SELECT 3`)
+    })
+  })
+}

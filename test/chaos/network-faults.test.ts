@@ -1,0 +1,94 @@
+// The scenarios staged by the fault proxy, on real worker processes: commit-unknown and db-cut
+// on PostgreSQL and MariaDB (either outcome of a COMMIT without an answer; connections cut
+// mid-batch), hang on the loopback broker; each passes with the pattern and reports the broken
+// strategy it is there to catch.
+import {existsSync} from 'node:fs'
+import {describe, expect, it} from 'vitest'
+import type {ChaosReport, runChaos as RunChaos} from '../../src/chaos/runner.js'
+import {broker} from '../helpers/brokers.js'
+import {targets} from '../helpers/targets.js'
+
+// the compiled library, so the workers run as compiled code (from sources each one loads tsx)
+const compiled = new URL('../../dist/src/chaos/runner.js', import.meta.url)
+if (!existsSync(compiled)) throw new Error('dist/ is missing: run `npm run build` first')
+const {runChaos} = (await import(compiled.href)) as {runChaos: typeof RunChaos}
+
+const servers = await targets(['postgres', 'mysql'])
+const runsOf = (report: ChaosReport, name: string) => report.runs.filter((r) => r.case === name)
+const invariantsOf = (report: ChaosReport, name: string) => runsOf(report, name).flatMap((r) => r.violations.map((v) => `${v.invariant}: ${v.message}`))
+
+for (const target of servers) {
+  describe.skipIf(!target.available)(`network faults on ${target.dialect}`, () => {
+    it('commit-unknown: committed after its answer was lost (odd iteration), rolled back when cut before (even); db-cut: resent and applied once', {timeout: 120_000}, async () => {
+      const report = await runChaos({url: target.url, steps: [], scenarios: ['commit-unknown', 'db-cut'], iterations: 2, seed: 3})
+      for (const r of report.runs) expect({case: r.case, verdict: r.verdict, note: r.note, violations: r.violations}).toEqual({case: r.case, verdict: 'pass', note: undefined, violations: []})
+      const [answerLost, neverSeen] = runsOf(report, 'commit-unknown')
+      // 3 orders, 6 intents: all of them when the lost answer's COMMIT ran, fewer when it did not
+      expect(answerLost.committed).toBe(6)
+      expect(neverSeen.committed).toBeLessThan(6)
+      expect(answerLost.events).toBe(answerLost.committed)
+      // the relay's unmarked batch was sent again, the consumer's uncommitted message delivered again
+      for (const r of runsOf(report, 'db-cut')) expect(r.duplicateDeliveries).toBeGreaterThan(0)
+      expect(report.ok).toBe(true)
+    })
+  })
+}
+
+const pg = servers.find((t) => t.dialect === 'postgres')!
+describe.skipIf(!pg.available)('network faults catch the broken strategies (PostgreSQL)', () => {
+  it('commit-unknown: dual-write-commit-first does not publish a COMMIT that failed on the client but ran: lost', {timeout: 60_000}, async () => {
+    const report = await runChaos({url: pg.url, steps: [], scenarios: ['commit-unknown'], strategy: 'dual-write-commit-first', seed: 3})
+    expect(report.ok).toBe(false)
+    const [run] = runsOf(report, 'commit-unknown')
+    expect(run.verdict).toBe('fail')
+    expect(run.lost).toBe(1)
+    expect(invariantsOf(report, 'commit-unknown')).toContain('delivered: committed events that never reached the consumer (lost)')
+  })
+
+  it('db-cut: --consumer ack-on-error acks the message whose inbox COMMIT was cut: its effect is lost', {timeout: 60_000}, async () => {
+    const report = await runChaos({url: pg.url, steps: [], scenarios: ['db-cut'], consumer: 'ack-on-error', seed: 3})
+    expect(report.ok).toBe(false)
+    expect(invariantsOf(report, 'db-cut')).toContain('effect-once: delivered but the side effect was never applied')
+  })
+})
+
+describe('hang (SQLite, loopback broker behind a black hole)', () => {
+  it('every process gives up on its hung request and retries: delivered once; a relay that takes a lost publish for a published one loses events', {timeout: 120_000}, async () => {
+    const ok = await runChaos({steps: [], scenarios: ['hang'], seed: 3})
+    const [run] = runsOf(ok, 'hang')
+    expect({verdict: run.verdict, note: run.note, violations: run.violations}).toEqual({verdict: 'pass', note: undefined, violations: []})
+    expect(run.maxAttempts).toBeGreaterThan(1)
+
+    const broken = await runChaos({steps: [], scenarios: ['hang'], strategy: 'outbox-lost-is-published', seed: 3})
+    expect(broken.ok).toBe(false)
+    expect(invariantsOf(broken, 'hang')).toEqual(expect.arrayContaining(['delivered: marked published but never accepted by the broker', 'delivered: committed events that never reached the consumer (lost)']))
+  })
+})
+
+describe('slow-ack (SQLite, loopback broker behind a delay)', () => {
+  it('acks after the lease: other relays publish the same events, effects once; the naive consumer applies them twice', {timeout: 120_000}, async () => {
+    const ok = await runChaos({steps: [], scenarios: ['slow-ack'], seed: 3})
+    const [run] = runsOf(ok, 'slow-ack')
+    expect({verdict: run.verdict, note: run.note, violations: run.violations}).toEqual({verdict: 'pass', note: undefined, violations: []})
+    expect(run.duplicateDeliveries).toBeGreaterThan(0)
+
+    const broken = await runChaos({steps: [], scenarios: ['slow-ack'], consumer: 'naive', seed: 3})
+    expect(broken.ok).toBe(false)
+    expect(invariantsOf(broken, 'slow-ack')).toContain('effect-once: side effects applied more than once')
+  })
+})
+
+const rabbit = await broker('amqp')
+describe.skipIf(!rabbit.available)('broker-down on a real broker (SQLite, RabbitMQ behind the fault proxy)', () => {
+  it('the relay\'s connections reset for a while: retried, delivered once; a relay that takes a refused publish for a published one loses events', {timeout: 120_000}, async () => {
+    const ok = await runChaos({broker: rabbit.url, steps: [], scenarios: ['broker-down'], seed: 3})
+    const [run] = runsOf(ok, 'broker-down')
+    expect({verdict: run.verdict, note: run.note, violations: run.violations}).toEqual({verdict: 'pass', note: undefined, violations: []})
+    expect(run.lost + run.duplicateEffects).toBe(0)
+
+    // what never reached the broker never drains: a short run timeout ends that run
+    const broken = await runChaos({broker: rabbit.url, steps: [], scenarios: ['broker-down'], strategy: 'outbox-lost-is-published', seed: 3, runTimeoutMs: 8000})
+    expect(broken.ok).toBe(false)
+    expect(invariantsOf(broken, 'broker-down')).toContain('delivered: committed events that never reached the consumer (lost)')
+  })
+})
