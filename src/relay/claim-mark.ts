@@ -69,11 +69,20 @@ export class ClaimMark {
   }
 }
 
-/** The relay's mark for `claimFrom` (default: 'mark' where the dialect has one); undefined for 'start'. */
-export function claimMarkFor(dialect: Dialect, claimFrom: 'mark' | 'start' | undefined, options: ClaimMarkOptions): ClaimMark | undefined {
+/**
+ * The mark a claim starts from for `claimFrom` (default: 'mark' where the dialect has one):
+ * the dialect's `none` to begin with, undefined for 'start'. `outbox sql claim` prints it.
+ */
+export function initialMark(dialect: Dialect, claimFrom: 'mark' | 'start' | undefined): string | undefined {
   const part = dialect.relay.claimMark
   if ((claimFrom ?? (part ? 'mark' : 'start')) === 'start') return undefined
-  if (!part) throw new UsageError(`relay claimFrom 'mark' is not available on ${dialect.displayName}`, "Use claimFrom 'start'")
-  if (!Number.isSafeInteger(options.resetMs) || options.resetMs < 1) throw new UsageError(`relay markResetMs must be a whole number >= 1 (got ${options.resetMs})`, 'Pass a valid markResetMs')
-  return new ClaimMark(part, options)
+  if (!part) throw new UsageError((o) => `${o('claimFrom')} 'mark' is not available on ${dialect.displayName}`, (o) => `Use ${o('claimFrom')} 'start'`)
+  return part.none
+}
+
+/** The relay's mark for `claimFrom`; undefined for 'start'. */
+export function claimMarkFor(dialect: Dialect, claimFrom: 'mark' | 'start' | undefined, options: ClaimMarkOptions): ClaimMark | undefined {
+  if (initialMark(dialect, claimFrom) === undefined) return undefined
+  if (!Number.isSafeInteger(options.resetMs) || options.resetMs < 1) throw new UsageError((o) => `relay ${o('markResetMs')} must be a whole number >= 1 (got ${options.resetMs})`)
+  return new ClaimMark(dialect.relay.claimMark!, options)
 }
