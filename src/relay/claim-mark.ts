@@ -40,8 +40,8 @@ export class ClaimMark {
   /**
    * The mark for the next claim: moved first when the poll interval has passed, walked again
    * from `none` when the reset interval has. Rows that become pending again below the mark
-   * (`outbox replay`, `failed retry`, a created_at set by hand) are found by that walk: they
-   * wait at most resetMs. Concurrent loops share one refresh; a failed one leaves the old mark,
+   * (`outbox replay`, of failed events too; a created_at set by hand) are found by that walk:
+   * they wait at most resetMs. Concurrent loops share one refresh; a failed one leaves the old mark,
    * which stays safe for every writer.
    */
   async before(db: Db, names: TableNames): Promise<string> {
