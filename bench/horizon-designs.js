@@ -63,3 +63,16 @@ export const markToday = (names, ids) => pgRelay.markPublished(names, ids)
 export const moveToPublished = (names) => `WITH d AS (DELETE FROM ${names.outbox} WHERE id = ANY($1::uuid[]) RETURNING *)
 INSERT INTO ${names.outbox}_published (id, event_type, aggregate_id, payload, created_at, attempts, published_at)
 SELECT id, event_type, aggregate_id, payload, created_at, attempts, now() FROM d`
+
+const compiled = (fragment) => DIALECTS.postgres.render.compile(fragment)
+
+/** The shipped relay's claim from a mark: the dialect's own statement (ClaimOptions.from), as the relay binds it. */
+export const shippedClaim = (names, mark) => compiled(pgRelay.claim(names, {...CLAIM_OPTIONS, from: mark}).statement)
+
+/** The shipped relay's next mark: the dialect's writers bound, then its next() from `oldMark`. */
+export async function shippedMark(client, names, oldMark) {
+  const bound = compiled(pgRelay.claimMark.writersBound(names))
+  const {rows} = await client.query(bound.text, bound.params)
+  const next = compiled(pgRelay.claimMark.next(names, oldMark, rows[0].bound))
+  return (await client.query(next.text, next.params)).rows[0].mark
+}

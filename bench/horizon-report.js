@@ -8,25 +8,28 @@ const tag = (index) =>
     .split(', ')
     .map((name) => name.replace(/^b_[a-z]+_[0-9a-f]{6}_/, '').replace(/_idx$/, ''))
     .join(' or ')
+// the shipped claim's two plans (older runs' JSON has no such column)
+const shipped = (m) => (m ? `${cell(m.custom)}; ${cell(m.generic)}` : '-')
 const cell = (m) => `${fmt(m.buffers, 0)} (${fmt(m.scanBuffers, 0)} ${tag(m.index)}) / ${fmt(m.ms, 2)}`
 
 export function horizonMarkdown({quick, results, late, mariadb, head, lag, chunk, repeats}) {
   const rows = results.map(
     (r) =>
-      `| ${r.n.toLocaleString('en')} | ${cell(r.held.today)} | ${cell(r.held.fromMark)} | ${fmt(r.held.markUpkeep.buffers, 0)} / ${fmt(r.held.markUpkeep.ms, 2)} | ${fmt(r.held.writersBound.ms, 2)} | ${cell(r.held.moved)} | ${cell(r.vacuumed.today)} | ${cell(r.vacuumed.moved)} | ${cell(r.noPartial)} |`,
+      `| ${r.n.toLocaleString('en')} | ${cell(r.held.today)} | ${cell(r.held.fromMark)} | ${shipped(r.held.shipped)} | ${fmt(r.held.markUpkeep.buffers, 0)} / ${fmt(r.held.markUpkeep.ms, 2)} | ${fmt(r.held.writersBound.ms, 2)} | ${cell(r.held.moved)} | ${cell(r.vacuumed.today)} | ${cell(r.vacuumed.moved)} | ${cell(r.noPartial)} |`,
   )
   const biggest = results.at(-1)
   const ratio = biggest.held.today.buffers / Math.max(1, biggest.held.fromMark.buffers + biggest.held.markUpkeep.buffers / 10)
   return [
     quick ? '**Quick run**: N = 2,000 and 10,000 only.\n' : '',
-    `How: a fresh outbox table (\`outbox init\`'s DDL) per design. One session runs \`BEGIN; SELECT txid_current()\` and stays open; N events are then published the way the design does it, ${chunk} per statement: inserted pending, leased (the claim's HOT update of the lease columns), then settled — today: the dialect's own mark (\`UPDATE ... SET published_at = now() ...\`, as \`outbox sql\` prints it); (c): \`DELETE ... RETURNING\` into a published table. ${head.toLocaleString('en')} pending events are added in front of the claim and the table ANALYZEd. Each figure is the claim (batch 100, exactly \`outbox sql claim --dialect postgres\`; (a) adds \`e.created_at >= mark\` to its WHERE) under \`EXPLAIN (ANALYZE, BUFFERS)\` in a transaction rolled back, median of ${repeats} runs: shared buffers hit + read / execution ms. Buffers do not depend on the machine's load; ms are this run's on a shared, loaded machine. "vacuumed": the held session rolled back, then \`VACUUM\`, then the same claim. Reproduce: \`npm run bench -- horizon\`.`,
+    `How: a fresh outbox table (\`outbox init\`'s DDL) per design. One session runs \`BEGIN; SELECT txid_current()\` and stays open; N events are then published the way the design does it, ${chunk} per statement: inserted pending, leased (the claim's HOT update of the lease columns), then settled — today: the dialect's own mark (\`UPDATE ... SET published_at = now() ...\`, as \`outbox sql\` prints it); (c): \`DELETE ... RETURNING\` into a published table. ${head.toLocaleString('en')} pending events are added in front of the claim and the table ANALYZEd. Each figure is the claim (batch 100, exactly \`outbox sql claim --dialect postgres --claim-from start\`; (a) adds \`e.created_at >= mark\` to its WHERE as a literal; "the shipped relay's claim" is the dialect's claim with \`ClaimOptions.from\`, as the relay runs it: a prepared statement with the mark bound, the mark computed by the dialect's own two statements from the same old mark as the upkeep column, under \`EXPLAIN EXECUTE\` with PostgreSQL's custom plan and with \`plan_cache_mode = force_generic_plan\`, the plan a prepared statement may settle on, which cannot see the mark's value) under \`EXPLAIN (ANALYZE, BUFFERS)\` in a transaction rolled back, median of ${repeats} runs: shared buffers hit + read / execution ms. Buffers do not depend on the machine's load; ms are this run's on a shared, loaded machine. "vacuumed": the held session rolled back, then \`VACUUM\`, then the same claim. Reproduce: \`npm run bench -- horizon\`.`,
     '',
-    '| N published under the held xid | today (partial pending index) | (a) from the low-water mark | (a) mark upkeep: next mark, ' + lag.toLocaleString('en') + ' published since the last | (a) writers bound, ms | (c) DELETE + insert into a published table | today, vacuumed | (c), vacuumed | (b) without the partial index (plain created_at index), vacuumed |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| N published under the held xid | today (partial pending index) | (a) from the low-water mark | the shipped relay\'s claim from its mark: custom plan; generic plan | (a) mark upkeep: next mark, ' + lag.toLocaleString('en') + ' published since the last | (a) writers bound, ms | (c) DELETE + insert into a published table | today, vacuumed | (c), vacuumed | (b) without the partial index (plain created_at index), vacuumed |',
+    '|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
     `Cells: the claim's buffers (those of its pick's scan, and the index the planner chose for it: pending = the partial pending index, created_at = the plain one) / ms; the rest of a claim's buffers are its row locks and the lease UPDATE of its 100 rows, the same for every design. Dead tuples when measured (pg_stat_user_tables): ${results.map((r) => `N ${r.n.toLocaleString('en')}: today ${r.deadTuples.today ?? '-'}, (c) ${r.deadTuples.moved ?? '-'}`).join('; ')}.`,
     '',
+    ...shippedLine(results),
     ...mariadbTable(mariadb, head, chunk, repeats),
     '',
     `**Late-commit check of (a)'s mark rule** (a producer inserts an event, keeps its transaction open while 100 later events commit, then commits): the naive mark (the oldest pending event the relay can see) ${late.naiveSkips ? '**passes the late event** and would never claim it' : 'did not pass the late event this time'}; the rule (step 1: \`least(now(), min(xact_start))\` of the sessions holding ROW EXCLUSIVE on the outbox, read from pg_locks before step 2's snapshot; step 2: the oldest pending event at or after the old mark, or that bound if older) ${late.markKeeps ? 'kept the mark at or below it' : '**passed it**'}, and the claim from that mark ${late.claimedAfterCommit ? 'returned it after the commit' : '**did not return it**'}.`,
@@ -47,4 +50,11 @@ function mariadbTable(mariadb, head, chunk, repeats) {
     '|---|---|---|---|---|---|',
     ...mariadb.results.map((r) => `| ${r.n.toLocaleString('en')} | ${c(r.held.today)} | ${c(r.held.fromMark)} | ${r.held.history} | ${c(r.released.today)} (${fmt(r.released.today.waitedS, 0)} s) | ${r.released.history} |`),
   ]
+}
+
+/** What the relay ships (design (a), `outbox relay --claim-from mark`, the default on PostgreSQL) against today's claim, per N. */
+function shippedLine(results) {
+  if (!results.every((r) => r.held.shipped)) return []
+  const per = results.map((r) => `N ${r.n.toLocaleString('en')}: ${fmt(r.held.shipped.custom.buffers, 0)} (generic plan ${fmt(r.held.shipped.generic.buffers, 0)}) against ${fmt(r.held.today.buffers, 0)}`)
+  return [`**Shipped**: the relay claims from its mark (\`--claim-from mark\`, the default on PostgreSQL). Its claim's buffers in this run, against today's claim (\`--claim-from start\`) in the same run: ${per.join('; ')}. Flat in N, as (a) measured.`, '']
 }

@@ -33,6 +33,10 @@ Exit codes: 0 done (--once: nothing left pending or failed; without --once: stop
     backoff: backoff({description: 'retry delay BASE..CAP, exponential with jitter', default: '1s..10m', helpValue: 'BASE..CAP'}),
     concurrency: positiveInt({description: 'batches in flight in this process', default: '1', helpValue: 'N', max: 64}),
     ordering: Flags.string({description: 'aggregate: never deliver an event before the older events of its aggregate', options: ['none', 'aggregate'], default: 'none'}),
+    'claim-from': Flags.string({
+      description: "mark: each claim starts at a low-water mark the relay keeps, not walking what was published under a held xid again (default on PostgreSQL); start: at the start of the pending index (default elsewhere)",
+      options: ['mark', 'start'],
+    }),
     poll: duration({description: 'how often an idle relay looks for new events', default: '1s', helpValue: 'DURATION'}),
     listen: Flags.boolean({description: 'PostgreSQL: also wake on the producer NOTIFY (polling stays the source of truth)', default: true, allowNo: true}),
     once: Flags.boolean({description: 'drain what is deliverable now, then exit (0: nothing left pending or failed, 1: some are)'}),
@@ -69,6 +73,7 @@ Exit codes: 0 done (--once: nothing left pending or failed; without --once: stop
       backoff: flags.backoff,
       concurrency: flags.concurrency,
       ordering: flags.ordering as 'none' | 'aggregate',
+      claimFrom: flags['claim-from'] as 'mark' | 'start' | undefined,
       pollMs: flags.poll,
       listen: flags.listen,
       owner: flags.owner,

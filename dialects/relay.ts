@@ -9,6 +9,34 @@ export interface ClaimOptions {
   owner: string
   /** never claim an event while an older event of the same aggregate is unpublished */
   ordering?: 'none' | 'aggregate'
+  /**
+   * The low-water mark (ClaimMarkPart): the claim reads only events created at or after it, so
+   * its index scan starts there, past the dead entries of what was published before. Undefined:
+   * from the start of the index (today's claim, and every dialect without a claimMark).
+   */
+  from?: string
+}
+
+/**
+ * The relay's low-water mark, kept in memory (src/relay/claim-mark.ts). No event can be pending
+ * below it: committed ones were seen by next(), uncommitted ones bound it by their
+ * transaction's start (writersBound), later writers date their events after it. Two statements,
+ * run in this order in autocommit: the bound is read BEFORE next()'s snapshot, so a writer that
+ * commits in between is either still listed by the first or visible to the second.
+ */
+export interface ClaimMarkPart {
+  /** the mark that bounds nothing: a full claim, and where next() walks the whole index from */
+  readonly none: string
+  /**
+   * One row, column `bound` (text): the oldest start of a transaction that may write the outbox
+   * now, or the database clock when none does; `none` when a holder's start cannot be read.
+   */
+  writersBound(names: TableNames): Sql
+  /**
+   * One row, column `mark` (text): the oldest pending event (leased and retrying ones count) at
+   * or after `old`, or `bound` when that is older. Walks only what was published since `old`.
+   */
+  next(names: TableNames, old: string, bound: string): Sql
 }
 
 /**
@@ -65,4 +93,9 @@ export interface RelayPart {
   notify?(channel: string): Sql
   /** the LISTEN statement matching notify(); defined exactly where notify is */
   listen?(channel: string): Sql
+  /**
+   * The claim's low-water mark (ClaimOptions.from). Undefined: this dialect always claims from
+   * the start of its index (relay option claimFrom 'start').
+   */
+  readonly claimMark?: ClaimMarkPart
 }

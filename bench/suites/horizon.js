@@ -20,9 +20,10 @@ const LAG = 1000 // (a): events published since the mark last moved, walked by i
 const REPEATS = 5
 
 /** Runs `text` under EXPLAIN (ANALYZE, BUFFERS) in a transaction rolled back: buffers and ms. */
-async function explain(client, text, values = []) {
+async function explain(client, text, values = [], setup) {
   await client.query('BEGIN')
   try {
+    if (setup) await client.query(setup)
     const {rows} = await client.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`, values)
     const top = rows[0]['QUERY PLAN'][0]
     const scan = pickScan(top.Plan)
@@ -47,9 +48,9 @@ function pickScan(plan) {
 }
 
 /** Median buffers and ms over REPEATS runs (and the pick's scan: its buffers, the index it read). */
-async function measure(client, text, values) {
+async function measure(client, text, values, setup) {
   const runs = []
-  for (let i = 0; i < REPEATS; i++) runs.push(await explain(client, text, values))
+  for (let i = 0; i < REPEATS; i++) runs.push(await explain(client, text, values, setup))
   return {buffers: median(runs.map((r) => r.buffers)), ms: median(runs.map((r) => r.ms)), scanBuffers: median(runs.map((r) => r.scanBuffers)), index: [...new Set(runs.map((r) => r.index))].join(', '), runs}
 }
 
@@ -67,6 +68,22 @@ async function publish(client, names, n, settle) {
 }
 
 const compiled = (fragment) => DIALECTS.postgres.render.compile(fragment)
+
+/**
+ * The shipped relay's claim from its mark, as the relay runs it: a prepared statement, its mark
+ * bound. Custom plan (the first executions) and generic plan (what a prepared statement may
+ * settle on after five): the generic one cannot see the mark's value.
+ */
+async function measureShipped(client, names, mark) {
+  const {text, params} = designs.shippedClaim(names, mark)
+  await client.query(`PREPARE hz_shipped AS ${text}`)
+  try {
+    const execute = `EXECUTE hz_shipped(${params.map((p) => (typeof p === 'number' ? String(p) : client.escapeLiteral(String(p)))).join(', ')})`
+    return {custom: await measure(client, execute), generic: await measure(client, execute, [], 'SET LOCAL plan_cache_mode = force_generic_plan')}
+  } finally {
+    await client.query('DEALLOCATE hz_shipped')
+  }
+}
 
 async function oneSize(admin, db, n) {
   const today = await freshTables(db, 'hz')
@@ -92,12 +109,14 @@ async function oneSize(admin, db, n) {
     const mark = head[0].first
     const oldMark = firsts[Math.max(0, firsts.length - LAG / CHUNK)]
     const bound = (await admin.query(designs.writersBound(today))).rows[0].bound
+    const shippedMark = await designs.shippedMark(admin, today, oldMark)
     const held = {
       today: await measure(admin, designs.todaysClaim(today)),
       fromMark: await measure(admin, designs.claimFromMark(today, mark)),
       markUpkeep: await measure(admin, designs.nextMark(today, oldMark, bound)),
       writersBound: await measure(admin, designs.writersBound(today)),
       moved: await measure(admin, designs.todaysClaim(moved)),
+      shipped: await measureShipped(admin, today, shippedMark),
     }
     const {rows: dead} = await admin.query('SELECT relname, n_dead_tup::int AS dead FROM pg_stat_user_tables WHERE relname = ANY($1)', [[today.outbox, moved.outbox]])
     await hold.query('ROLLBACK')
@@ -176,7 +195,7 @@ export default async function horizon({quick, log}) {
     for (const n of sizes) {
       const r = await oneSize(admin, db, n)
       results.push(r)
-      log(`N ${n}: today ${r.held.today.buffers} buffers, from the mark ${r.held.fromMark.buffers}, delete+move ${r.held.moved.buffers}; vacuumed ${r.vacuumed.today.buffers}`)
+      log(`N ${n}: today ${r.held.today.buffers} buffers, from the mark ${r.held.fromMark.buffers} (shipped ${r.held.shipped.custom.buffers}, generic plan ${r.held.shipped.generic.buffers}), delete+move ${r.held.moved.buffers}; vacuumed ${r.vacuumed.today.buffers}`)
     }
     const late = await lateCommit(admin, db)
     log(`late commit: naive mark skips it ${late.naiveSkips}, writers rule keeps it ${late.markKeeps}, claimed ${late.claimedAfterCommit}`)

@@ -1,12 +1,13 @@
 import {Flags} from '@oclif/core'
 import {duration, positiveInt} from '../../src/cli/flags.js'
 import {SQL_EXIT_CODES, SqlCommand, sqlFlags} from '../../src/cli/sql-command.js'
+import {initialMark} from '../../src/relay/claim-mark.js'
 import {claimSql} from '../../src/relay/sql-text.js'
 import {defaultOwner} from '../../src/relay/owner.js'
 
 export default class SqlClaim extends SqlCommand {
   static override summary = "Print the relay's claim statement for a dialect"
-  static override description = `Exactly what the relay runs: at most --batch rows, oldest created_at first, unpublished, not failed, lease absent or lapsed by the database clock, skipping rows other sessions hold. Values are inlined so the output runs as-is in psql, mariadb/mysql or sqlite3 (for MySQL the whole READ COMMITTED transaction); --params prints the statements with their bound parameters.
+  static override description = `Exactly what the relay runs: at most --batch rows, oldest created_at first, unpublished, not failed, lease absent or lapsed by the database clock, skipping rows other sessions hold; on PostgreSQL from the relay's low-water mark on (created_at >= the mark, printed as -infinity: the full claim a relay starts with; --claim-from start drops it). Values are inlined so the output runs as-is in psql, mariadb/mysql or sqlite3 (for MySQL the whole READ COMMITTED transaction); --params prints the statements with their bound parameters.
 
 ${SQL_EXIT_CODES}`
   static override examples = [
@@ -21,6 +22,7 @@ ${SQL_EXIT_CODES}`
     lease: duration({description: 'lease length (e.g. 30s, 2m)', default: '30s'}),
     owner: Flags.string({description: 'lease owner written to lease_owner (default host:pid)'}),
     ordering: Flags.string({description: 'aggregate: never claim past an older unpublished event of the same aggregate', options: ['none', 'aggregate'], default: 'none'}),
+    'claim-from': Flags.string({description: "mark: the claim starts at the relay's low-water mark, printed as the full claim's -infinity (default on PostgreSQL); start: at the start of the pending index (default elsewhere)", options: ['mark', 'start']}),
   }
 
   async run() {
@@ -31,6 +33,7 @@ ${SQL_EXIT_CODES}`
       leaseMs: flags.lease,
       owner: flags.owner ?? defaultOwner(),
       ordering: flags.ordering as 'none' | 'aggregate',
+      from: initialMark(dialect, flags['claim-from'] as 'mark' | 'start' | undefined),
     }
     return this.emit(dialect, claimSql(dialect, names, options, flags.params ? 'params' : 'inline'))
   }

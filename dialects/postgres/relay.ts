@@ -4,6 +4,7 @@ import {CLAIMED_COLUMNS} from '../../src/schema/columns.js'
 import {batchLimit, claimablePredicate, orderingPredicate, selectList} from '../shared.js'
 import type {ClaimOptions, RelayPart, RetryInput, TableNames} from '../dialect.js'
 import {inline, raw, sql, type Sql} from '../sql.js'
+import {claimMark} from './claim-mark.js'
 import {NOW, literal, msInterval, quoteIdent, table} from './render.js'
 
 // pg would hand jsonb back parsed: as text, publishers forward it unchanged
@@ -17,7 +18,7 @@ function claimStatement(names: TableNames, options: ClaimOptions): Sql {
   // to the microsecond, in the order the relay publishes them (a client sort had milliseconds).
   return sql`WITH c AS MATERIALIZED (
   SELECT e.id FROM ${raw(outbox)} e
-  WHERE ${claimablePredicate(NOW, 'e')}${orderingPredicate(outbox, options, 'e')}
+  WHERE ${fromMark(options)}${claimablePredicate(NOW, 'e')}${orderingPredicate(outbox, options, 'e')}
   ORDER BY e.created_at, e.id
   LIMIT ${batchLimit(options)}
   FOR UPDATE SKIP LOCKED
@@ -28,6 +29,11 @@ FROM c WHERE t.id = c.id
 RETURNING ${raw(RETURNED)}
 )
 SELECT * FROM leased ORDER BY created_at, id`
+}
+
+/** The low-water mark's bound: the pending index's scan starts there (claim-mark.ts). */
+function fromMark(options: ClaimOptions): Sql {
+  return options.from === undefined ? sql`` : sql`e.created_at >= ${options.from}::timestamptz AND `
 }
 
 export const relay: RelayPart = {
@@ -48,4 +54,5 @@ WHERE id = ${r.id}::uuid AND lease_owner = ${r.owner} AND published_at IS NULL`,
 WHERE id = ANY(${ids}::uuid[]) AND lease_owner = ${owner} AND published_at IS NULL`,
   notify: (channel) => sql`SELECT pg_notify(${channel}, '')`,
   listen: (channel) => sql`LISTEN ${raw(quoteIdent(channel))}`,
+  claimMark,
 }

@@ -9,6 +9,7 @@ import {notifyChannel} from '../producer.js'
 import type {Publisher, PublishResult} from '../publishers/types.js'
 import {resolveTables} from '../schema/tables.js'
 import {backoffDelay, DEFAULT_BACKOFF, type Backoff} from './backoff.js'
+import {claimMarkFor, type ClaimMark} from './claim-mark.js'
 import {claimBatch, markPublished, releaseLeases, retryEvent, type ClaimedEvent} from './claim.js'
 import {RelayMetrics} from './metrics.js'
 import {defaultOwner} from './owner.js'
@@ -47,6 +48,17 @@ export interface RelayOptions {
   listen?: boolean
   /** longest error text written to last_error (default 2000 characters) */
   maxErrorLength?: number
+  /**
+   * 'mark' (the default where the dialect has one, PostgreSQL): each claim starts at a low-water
+   * mark the relay keeps in memory, so a held xid's dead index entries before it are not walked
+   * again; 'start': from the start of the pending index.
+   */
+  claimFrom?: 'mark' | 'start'
+  /**
+   * 'mark': walk the whole index again this often, for rows made pending again (default leaseMs:
+   * how long a crashed relay's events wait before another relay takes them over already)
+   */
+  markResetMs?: number
 }
 
 export interface DrainResult {
@@ -109,6 +121,8 @@ export class Relay {
   /** set once run()'s loops have ended, so a late LISTEN reconnect closes itself */
   private loopsDone = false
   private readonly wakeup = new Wakeup()
+  /** the low-water mark; undefined: every claim starts at the start of the index */
+  private readonly mark?: ClaimMark
 
   constructor(options: RelayOptions) {
     this.db = options.db
@@ -131,6 +145,12 @@ export class Relay {
     this.logger = options.logger ?? SILENT
     this.listen = options.listen ?? false
     this.maxErrorLength = options.maxErrorLength ?? 2000
+    this.mark = claimMarkFor(this.db.dialect, options.claimFrom, {refreshMs: this.pollMs, resetMs: options.markResetMs ?? this.claim.leaseMs})
+  }
+
+  /** The low-water mark the claims start at (undefined with claimFrom 'start'). */
+  get claimMarkValue(): string | undefined {
+    return this.mark?.current
   }
 
   /** True while a LISTEN connection is attached (PostgreSQL with listen: true). */
@@ -141,6 +161,7 @@ export class Relay {
   /** Claims, publishes and settles until nothing is deliverable right now. Database errors reject. */
   async drainOnce(): Promise<DrainResult> {
     const total = emptyResult()
+    this.mark?.reset() // deliverable now includes rows made pending again below the mark
     const worker = async () => {
       while (!this.stopping) {
         const part = await this.cycle()
@@ -171,6 +192,7 @@ export class Relay {
 
   private async run(): Promise<void> {
     this.loopsDone = false
+    this.mark?.reset()
     if (this.listen) await this.startListening()
     const loop = async () => {
       let failures = 0
@@ -228,7 +250,8 @@ export class Relay {
 
   /** One claim -> publish -> settle. Undefined when nothing was claimable. */
   private async cycle(): Promise<DrainResult | undefined> {
-    const events = await claimBatch(this.db, this.names, this.claim)
+    const from = await this.mark?.before(this.db, this.names)
+    const events = await claimBatch(this.db, this.names, from === undefined ? this.claim : {...this.claim, from})
     if (events.length === 0) return undefined
     const started = performance.now()
     failpoint('relay.after-claim')

@@ -69,6 +69,7 @@ export async function runRelayService(options: RelayServiceOptions): Promise<Rel
       batch: options.relay.batch ?? 100,
       concurrency,
       ordering: options.relay.ordering ?? 'none',
+      claimFrom: relay.claimMarkValue === undefined ? 'start' : 'mark',
       listen: options.relay.listen && db.dialect.relay.listen ? true : undefined,
       once: options.once || undefined,
     })

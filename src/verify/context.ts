@@ -54,8 +54,9 @@ export class VerifyContext {
     return session
   }
 
+  /** The claim as the relay starts it: from the dialect's low-water mark where it has one (its `none`, a full claim). */
   plan(options: ClaimOptions): ClaimPlan {
-    return (this.options.claimPlan ?? this.dialect.relay.claim)(this.names, options)
+    return (this.options.claimPlan ?? this.dialect.relay.claim)(this.names, {from: this.dialect.relay.claimMark?.none, ...options})
   }
 
   /** One claim in its own transaction; lockTimeoutMs makes a lock wait an error instead of a hang. */

@@ -39,7 +39,7 @@ describe('outbox init --dialect prints the DDL', () => {
 
 describe('outbox sql claim, both styles', () => {
   const expected: Record<string, {inline: RegExp; params: RegExp}> = {
-    postgres: {inline: /WITH c AS MATERIALIZED[\s\S]*LIMIT 100\s+FOR UPDATE SKIP LOCKED[\s\S]*RETURNING/, params: /lease_owner = \$1[\s\S]*-- params: \["relay-1",30000\]/},
+    postgres: {inline: /WITH c AS MATERIALIZED[\s\S]*LIMIT 100\s+FOR UPDATE SKIP LOCKED[\s\S]*RETURNING/, params: /e\.created_at >= \$1::timestamptz[\s\S]*lease_owner = \$2[\s\S]*-- params: \["-infinity","relay-1",30000\]/},
     mysql: {inline: /READ COMMITTED;[\s\S]*START TRANSACTION;[\s\S]*FOR UPDATE SKIP LOCKED;[\s\S]*COMMIT;/, params: /FOR UPDATE SKIP LOCKED;\nUPDATE `outbox_events` SET lease_owner = \?[\s\S]*-- params: \["relay-1",30000000,"<id 1>","<id 2>"\]/},
     sqlite: {inline: /UPDATE "outbox_events"[\s\S]*WHERE id IN \([\s\S]*LIMIT 100\n\)\nRETURNING/, params: /lease_owner = \?[\s\S]*-- params: \["relay-1","\+30\.000 seconds"\]/},
   }
@@ -56,6 +56,16 @@ describe('outbox sql claim, both styles', () => {
       expect(params.stdout).not.toContain("'relay-1'")
     })
   }
+  it("postgres: the claim's low-water mark, inlined as the full claim's -infinity; --claim-from start drops it", () => {
+    expect(run(['sql', 'claim', '--dialect', 'postgres']).stdout).toContain("WHERE e.created_at >= '-infinity'::timestamptz AND e.published_at IS NULL")
+    const start = run(['sql', 'claim', '--dialect', 'postgres', '--claim-from', 'start'])
+    expect(start.status).toBe(0)
+    expect(start.stdout).toContain('WHERE e.published_at IS NULL')
+    expect(start.stdout).not.toContain('created_at >=')
+    const mysql = run(['sql', 'claim', '--dialect', 'mysql', '--claim-from', 'mark'])
+    expect(mysql.status).toBe(2)
+    expect(mysql.stderr).toMatch(/--claim-from 'mark' is not available on MySQL\/MariaDB\. Use --claim-from 'start'/)
+  })
 })
 
 describe('outbox sql mark-published, retry, release: exit 0 with the statement on stdout', () => {

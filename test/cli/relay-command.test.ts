@@ -228,6 +228,8 @@ describe('outbox relay (sqlite)', () => {
       ['--publisher', 'stdout', '--backoff', '1s'],
       ['--publisher', 'stdout', '--json'],
       ['--publisher', 'kafka'],
+      ['--publisher', 'stdout', '--claim-from', 'nowhere'],
+      ['--publisher', 'stdout', '--claim-from', 'mark'], // SQLite keeps no low-water mark
     ]) {
       const run = await start([...base(), ...args, '--once']).done
       expect(run.code, args.join(' ')).toBe(2)

@@ -1,0 +1,34 @@
+// postgres: the claim's low-water mark (ClaimMarkPart in dialects/relay.ts). Under a held xid
+// (a long report, an idle-in-transaction session) the pending index keeps an entry for every
+// event published since, and a claim from the start of the index walks them all; from the mark
+// it walks only what was published since the mark last moved (bench/results/horizon.md).
+import type {ClaimMarkPart, TableNames} from '../dialect.js'
+import {raw, sql} from '../sql.js'
+import {table} from './render.js'
+
+const NONE = '-infinity'
+
+/**
+ * An uncommitted INSERT holds ROW EXCLUSIVE on the table until its transaction ends, and its
+ * created_at (clock_timestamp() at the insert) is after its transaction's start; a writer that
+ * takes the lock after this read dates its events after now(). A holder whose start cannot be
+ * read gives no bound: a prepared transaction (no backend, pid NULL), or a session of another
+ * role when ours lacks pg_read_all_stats (pg_stat_activity hides its xact_start). pg_locks
+ * lists fast-path locks too. Our own backend is left out: it holds nothing between statements.
+ */
+const writersBound = (names: TableNames) =>
+  sql`SELECT CASE WHEN bool_or(l.locktype IS NOT NULL AND a.xact_start IS NULL) THEN ${NONE}::timestamptz
+  ELSE least(now(), min(a.xact_start)) END::text AS bound
+FROM (SELECT 1) one
+LEFT JOIN pg_locks l ON l.locktype = 'relation' AND l.relation = ${table(names, 'outbox')}::regclass
+  AND l.mode = 'RowExclusiveLock' AND l.pid IS DISTINCT FROM pg_backend_pid()
+LEFT JOIN pg_stat_activity a ON a.pid = l.pid`
+
+// The literal `published_at IS NULL AND failed_at IS NULL` lets it read the partial pending index.
+const next = (names: TableNames, old: string, bound: string) =>
+  sql`SELECT least(${bound}::timestamptz, (
+  SELECT min(created_at) FROM ${raw(table(names, 'outbox'))}
+  WHERE created_at >= ${old}::timestamptz AND published_at IS NULL AND failed_at IS NULL
+))::text AS mark`
+
+export const claimMark: ClaimMarkPart = {none: NONE, writersBound, next}

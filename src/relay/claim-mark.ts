@@ -1,0 +1,88 @@
+// The relay's low-water mark, in memory: the claim reads only events created at or after it
+// (ClaimOptions.from), so a held xid's dead entries before it are never walked again. The SQL
+// and why the mark is safe are the dialect's (ClaimMarkPart in dialects/relay.ts).
+import type {ClaimMarkPart, Dialect, TableNames} from '../../dialects/index.js'
+import {UsageError} from '../core/errors.js'
+import type {Db} from '../db/index.js'
+
+export interface ClaimMarkOptions {
+  /** the mark moves at most this often (the relay's poll interval) */
+  refreshMs: number
+  /** back to `none`, one walk of the whole index, this often (see Relay's markResetMs) */
+  resetMs: number
+}
+
+export class ClaimMark {
+  private value: string
+  private refreshedAt = -Infinity
+  private resetAt = -Infinity
+  private refreshing?: Promise<void>
+
+  constructor(
+    private readonly part: ClaimMarkPart,
+    private readonly options: ClaimMarkOptions,
+  ) {
+    this.value = part.none
+  }
+
+  /** the mark the last claim used (`none` until the first refresh) */
+  get current(): string {
+    return this.value
+  }
+
+  /** The next claim starts from scratch (a relay's start, a drain of what is deliverable now). */
+  reset(): void {
+    this.value = this.part.none
+    this.resetAt = -Infinity
+    this.refreshedAt = -Infinity
+  }
+
+  /**
+   * The mark for the next claim: moved first when the poll interval has passed, walked again
+   * from `none` when the reset interval has. Rows that become pending again below the mark
+   * (`outbox replay`, of failed events too; a created_at set by hand) are found by that walk:
+   * they wait at most resetMs. Concurrent loops share one refresh; a failed one leaves the old mark,
+   * which stays safe for every writer.
+   */
+  async before(db: Db, names: TableNames): Promise<string> {
+    // a reset must not be overwritten by a refresh that started from the mark before it
+    while (this.refreshing) await this.refreshing
+    const now = performance.now()
+    if (now - this.resetAt >= this.options.resetMs) {
+      this.value = this.part.none
+      this.resetAt = now
+      this.refreshedAt = -Infinity
+    }
+    if (now - this.refreshedAt >= this.options.refreshMs) {
+      this.refreshedAt = now
+      this.refreshing = this.refresh(db, names).finally(() => (this.refreshing = undefined))
+    }
+    await this.refreshing
+    return this.value
+  }
+
+  private async refresh(db: Db, names: TableNames): Promise<void> {
+    // two statements, in this order: the bound is read before next()'s snapshot is taken
+    const [{bound}] = await db.query<{bound: string}>(this.part.writersBound(names))
+    const [{mark}] = await db.query<{mark: string}>(this.part.next(names, this.value, bound))
+    this.value = mark
+  }
+}
+
+/**
+ * The mark a claim starts from for `claimFrom` (default: 'mark' where the dialect has one):
+ * the dialect's `none` to begin with, undefined for 'start'. `outbox sql claim` prints it.
+ */
+export function initialMark(dialect: Dialect, claimFrom: 'mark' | 'start' | undefined): string | undefined {
+  const part = dialect.relay.claimMark
+  if ((claimFrom ?? (part ? 'mark' : 'start')) === 'start') return undefined
+  if (!part) throw new UsageError((o) => `${o('claimFrom')} 'mark' is not available on ${dialect.displayName}`, (o) => `Use ${o('claimFrom')} 'start'`)
+  return part.none
+}
+
+/** The relay's mark for `claimFrom`; undefined for 'start'. */
+export function claimMarkFor(dialect: Dialect, claimFrom: 'mark' | 'start' | undefined, options: ClaimMarkOptions): ClaimMark | undefined {
+  if (initialMark(dialect, claimFrom) === undefined) return undefined
+  if (!Number.isSafeInteger(options.resetMs) || options.resetMs < 1) throw new UsageError((o) => `relay ${o('markResetMs')} must be a whole number >= 1 (got ${options.resetMs})`)
+  return new ClaimMark(dialect.relay.claimMark!, options)
+}
