@@ -13,8 +13,8 @@ const ID_AT = '{"id":"'.length
 
 export class RelaySet {
   /** onEvent(id, at) per published line; onBatch(ms, claimed, at) per batch log line. */
-  constructor({dialect, url, table, count, onEvent, onBatch}) {
-    Object.assign(this, {dialect, url, table, onEvent, onBatch})
+  constructor({dialect, url, table, count, claimFrom, onEvent, onBatch}) {
+    Object.assign(this, {dialect, url, table, claimFrom, onEvent, onBatch})
     this.appName = `${table}_relay`
     this.children = new Array(count)
     this.exits = [] // {index, code, signal, line}: exits nobody asked for
@@ -40,6 +40,7 @@ export class RelaySet {
     const url = this.dialect === 'postgres' ? `${this.url}${this.url.includes('?') ? '&' : '?'}application_name=${this.appName}` : this.url
     const args = [BIN, 'relay', '--url', url, '--table', this.table, '--publisher', 'stdout', '--poll', '100ms', '--log-format', 'json']
     if (this.dialect === 'postgres') args.push('--listen')
+    if (this.claimFrom) args.push('--claim-from', this.claimFrom)
     const child = spawn(process.execPath, args, {stdio: ['ignore', 'pipe', 'pipe'], env: {...process.env, NO_COLOR: '1'}})
     const state = {child, asked: false, last: ''}
     this.children[index] = state

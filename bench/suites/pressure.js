@@ -10,7 +10,7 @@
 // Options (`npm run bench -- pressure --idle-seconds=600`): --rate=N (default 1000),
 // --seconds=N (every phase), --clean-seconds= --idle-seconds= --readers-seconds=
 // --high-seconds= --recovery-seconds= --fault-seconds=, --dialects=postgres,mysql,
-// --faults=kill,cut, --producers=N. --quick: 20 s phases.
+// --faults=kill,cut, --producers=N, --claim-from=mark|start (the relays' flag; default theirs). --quick: 20 s phases.
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {onInterrupt} from '../interrupt.js'
@@ -36,7 +36,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)))
 
 function options(args, quick) {
   const opt = Object.fromEntries(args.filter((a) => a.startsWith('--') && a.includes('=')).map((a) => a.slice(2).split('=')))
-  const known = ['rate', 'seconds', 'clean-seconds', 'idle-seconds', 'readers-seconds', 'high-seconds', 'recovery-seconds', 'fault-seconds', 'dialects', 'faults', 'producers']
+  const known = ['rate', 'seconds', 'clean-seconds', 'idle-seconds', 'readers-seconds', 'high-seconds', 'recovery-seconds', 'fault-seconds', 'dialects', 'faults', 'producers', 'claim-from']
   const unknown = Object.keys(opt).filter((k) => !known.includes(k))
   if (unknown.length) throw new Error(`pressure: unknown option(s) ${unknown.map((k) => `--${k}`).join(', ')}; known: ${known.map((k) => `--${k}=`).join(' ')}`)
   const base = Number(opt.seconds ?? (quick ? 20 : 0))
@@ -53,7 +53,7 @@ function options(args, quick) {
     ...(faults.length ? [{name: 'after-faults', seconds: len('recovery-seconds', 240)}] : []),
   ]
   for (const p of phases) if (!(p.seconds > 0)) throw new Error(`pressure: ${p.name} needs a positive length in seconds`)
-  return {rate: Number(opt.rate ?? 1000), producers: Number(opt.producers ?? PRODUCERS), dialects: (opt.dialects ?? 'postgres,mysql').split(','), phases}
+  return {rate: Number(opt.rate ?? 1000), producers: Number(opt.producers ?? PRODUCERS), dialects: (opt.dialects ?? 'postgres,mysql').split(','), claimFrom: opt['claim-from'], phases}
 }
 
 /** One run on one dialect: every phase in turn, then the drain; the tables dropped in any case. */
@@ -74,6 +74,7 @@ async function run(dialect, config, log) {
     url,
     table: names.outbox,
     count: RELAYS,
+    claimFrom: config.claimFrom,
     onEvent: (id, t) => (published.has(id) ? duplicates.push(at(t)) : published.set(id, at(t))),
     onBatch: (ms, claimed, t) => batches.push({t: at(t), ms, claimed}),
   })
