@@ -21,6 +21,8 @@ export interface PartitioningPart {
    * --ids, the relay's mark) is a key prefix in each partition.
    */
   readonly primaryKey: string
+  /** the partition a range's label names (PostgreSQL: a table <outbox>_<label>; MySQL: the label) */
+  partitionName(names: TableNames, label: string): string
   /** what the catch-all is called in this database's words (`DEFAULT partition`, `MAXVALUE partition`) */
   readonly catchAllName: string
   /**

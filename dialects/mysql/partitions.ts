@@ -17,6 +17,7 @@ export function partitionClause(ranges: PartitionRange[]): string {
 
 export const partitioning: PartitioningPart = {
   primaryKey: '(id, created_at)',
+  partitionName: (_names, label) => label,
   catchAllName: 'MAXVALUE partition',
   list: (names: TableNames) => sql`SELECT name, LAG(range_to) OVER (ORDER BY pos) AS range_from, range_to, catch_all, size_bytes FROM (
   SELECT partition_name AS name, partition_ordinal_position AS pos,

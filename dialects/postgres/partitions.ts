@@ -36,6 +36,7 @@ const noSemicolon = (text: string) => raw(text.replace(/;$/, ''))
 
 export const partitioning: PartitioningPart = {
   primaryKey: '(id, created_at)',
+  partitionName,
   catchAllName: 'DEFAULT partition',
   // the bounds are read back from their text, which carries its UTC offset whatever the session's TimeZone
   list: (names) => sql`SELECT c.relname AS name,

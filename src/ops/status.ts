@@ -5,6 +5,7 @@
 import {sql, type Expression, type SqlBool} from 'kysely'
 import type {Sql, TableNames} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
+import {partitionsAhead, type PartitionsAhead} from './partitions.js'
 import {databaseNow, num, opsContext, type OpsContext} from './query.js'
 import {toSql} from './statements.js'
 
@@ -45,6 +46,8 @@ export interface StatusReport extends StatusFigures {
   windowSeconds: number
   table: string
   byType?: TypeStatus[]
+  /** a partitioned outbox only: where its last range ends, and a warning when that is near */
+  partitions?: PartitionsAhead
 }
 
 export interface StatusOptions {
@@ -152,6 +155,8 @@ export async function readStatus(db: Db, names: TableNames, options: StatusOptio
     throughputPerMinute: round(total.count / minutes),
   }
   if (options.byType) report.byType = [...types.values()].sort((a, b) => a.eventType.localeCompare(b.eventType))
+  const partitions = await partitionsAhead(db, names, now)
+  if (partitions) report.partitions = partitions
   return report
 }
 

@@ -92,6 +92,7 @@ describe('every command states its exit codes in --help', () => {
     'failed:show': ['0', '2'],
     replay: ['0', '2', '130/143'],
     archive: ['0', '2', '130/143'],
+    partitions: ['0', '2'],
     chaos: ['0', '1', '2', '130/143'],
     config: ['0', '2'],
     version: ['0', '2'],
