@@ -60,6 +60,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     runTimeoutMs: options.runTimeoutMs ?? 30_000,
     keep: options.keep ?? false,
     history: options.history ?? false,
+    partitionBy: options.partitionBy,
     random: rng(checked.seed),
     signal: options.signal,
   })

@@ -2,11 +2,11 @@
 // drains events spread over the catch-all, today's and a later partition in (created_at, id)
 // order; failed, failed show and replay --ids find an event by its id alone; status reads it
 // and names where the last range ends; archive moves the published rows; verify passes on a
-// partitioned scratch table.
+// partitioned scratch table; chaos holds its invariants on partitioned run tables.
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {raw, sql, type TableNames} from '../../dialects/index.js'
 import type {Db} from '../../src/db/index.js'
-import {cli} from '../helpers/cli.js'
+import {cli, cliAsync} from '../helpers/cli.js'
 import {count} from '../helpers/events.js'
 import {insertRows} from '../helpers/rows.js'
 import {closeTables, openTables} from '../helpers/tables.js'
@@ -81,6 +81,14 @@ for (const target of matrix) {
       expect(await count(db, names, 'published_at IS NOT NULL')).toBe(2)
       const archived = await db.query(sql`SELECT COUNT(*) AS n FROM ${raw(db.dialect.render.table(names, 'archive'))}`)
       expect(Number(archived[0].n)).toBe(4)
+    })
+
+    it('chaos --partition-by day: every invariant holds on a partitioned outbox', {timeout: 600_000}, async () => {
+      const r = await cliAsync(['chaos', '--url', target.url, '--partition-by', 'day', '--json']).done
+      expect(r.status, r.stderr + r.stdout.slice(0, 2000)).toBe(0)
+      const report = JSON.parse(r.stdout)
+      expect(report.ok).toBe(true)
+      expect(report.runs.length).toBeGreaterThan(0)
     })
 
     it('verify --partition-by day passes on a partitioned scratch table', () => {

@@ -1,6 +1,8 @@
 // A partitioned outbox on both servers: init --partition-by, rows past the last range landing
 // in the catch-all, partitions --ensure (twice, from two processes at once, with rows in the
 // catch-all), and init's refusal to convert an unpartitioned outbox, whose printed steps do.
+import {readFileSync} from 'node:fs'
+import Ajv from 'ajv'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {raw, sql, type TableNames} from '../../dialects/index.js'
 import {openDb, type Db} from '../../src/db/index.js'
@@ -18,6 +20,16 @@ interface Listed {
 }
 
 const matrix = await targets(['postgres', 'mysql'])
+const schema = new Ajv({strict: true, allowUnionTypes: true, validateFormats: false}).compile(
+  JSON.parse(readFileSync(new URL('../../schemas/output/partitions.schema.json', import.meta.url), 'utf8')),
+)
+
+/** stdout parsed, and valid against the schema the package ships for partitions --json */
+function parsed<T>(stdout: string): T {
+  const output = JSON.parse(stdout)
+  expect(schema(output), JSON.stringify(schema.errors)).toBe(true)
+  return output
+}
 
 for (const target of matrix) {
   describe.skipIf(!target.available)(`partitioned outbox on ${target.dialect}`, () => {
@@ -25,12 +37,12 @@ for (const target of matrix) {
     const list = (names: TableNames): Listed => {
       const r = cli(['partitions', ...flags(names), '--json'])
       expect(r.status, r.stderr).toBe(0)
-      return JSON.parse(r.stdout)
+      return parsed(r.stdout)
     }
     const ensure = (names: TableNames, ...more: string[]) => {
       const r = cli(['partitions', ...flags(names), '--ensure', ...more, '--json'])
       expect(r.status, r.stderr).toBe(0)
-      return JSON.parse(r.stdout) as {added: {name: string; from: string; to: string}[]; movedRows: number; lastEndsAt: string}
+      return parsed<{added: {name: string; from: string; to: string}[]; movedRows: number; lastEndsAt: string}>(r.stdout)
     }
     const opened: {db: Db; names: TableNames}[] = []
     const open = async (prefix: string, partitionBy?: 'day' | 'week' | 'month') => {
@@ -117,6 +129,26 @@ for (const target of matrix) {
       for (let i = 1; i < ranges.length; i++) expect(ranges[i].from).toBe(ranges[i - 1].to)
       expect(after.partitions.at(-1)).toMatchObject({catchAll: true, rows: 0})
       expect(ranges.reduce((n, p) => n + p.rows, 0)).toBe(5)
+    })
+
+    it('status warns when the last range ends within 3 days (exit 0, --json partitions.warning); --ensure clears it', async () => {
+      const {db, names} = await open('pw', 'day')
+      const ranges = list(names).partitions.filter((p) => !p.catchAll)
+      // keep today's and tomorrow's ranges only: the last one ends in at most 2 days
+      const table = raw(db.dialect.render.table(names, 'outbox'))
+      for (const p of ranges.slice(2)) {
+        const partition = raw(db.dialect.render.quoteIdent(p.name))
+        await db.execute(target.dialect === 'postgres' ? sql`DROP TABLE ${partition}` : sql`ALTER TABLE ${table} DROP PARTITION ${partition}`)
+      }
+      const warned = cli(['status', ...flags(names), '--json'])
+      expect(warned.status, warned.stderr).toBe(0)
+      const warning = JSON.parse(warned.stdout).partitions.warning
+      expect(warning).toMatch(new RegExp(`^the last partition of ${names.outbox} ends within 3 days \\(${ranges[1].to}\\): .*outbox partitions --ensure 14d`))
+      expect(warned.stderr).toBe(`outbox: warning: ${warning}\n`)
+      ensure(names, '14d')
+      const clear = cli(['status', ...flags(names), '--json'])
+      expect(clear.stderr).toBe('')
+      expect(JSON.parse(clear.stdout).partitions.warning).toBeNull()
     })
 
     it('week and month ranges: listed with their interval, --ensure continues them', async () => {
