@@ -277,6 +277,7 @@ describe('start-up: what a command does not need, it does not load', () => {
     'failed:show': ['failed', 'show', 'notanid'],
     replay: ['replay', '--since', 'yesterday'],
     archive: ['archive', '--before', 'ages'],
+    partitions: ['partitions', '--ensure', 'soon'],
     relay: ['relay', '--publisher', 'stdout', '--batch', '0'],
     verify: ['verify', '--claimers', '0'],
     chaos: ['chaos', '--scenarios', 'none,nope'],
