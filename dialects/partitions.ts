@@ -31,7 +31,7 @@ export interface PartitioningPart {
    * catch_all (1/0), size_bytes}. No rows: the table is not partitioned (or does not exist).
    */
   list(names: TableNames): Sql
-  /** {rows, oldest_unpublished} of one partition by the name list() gave */
+  /** {row_count, oldest_unpublished (created_at of the oldest unpublished row)} of one partition by the name list() gave: a full count */
   stats(names: TableNames, partition: string): Sql
   /** {n}: the catch-all's rows whose created_at falls in the range */
   catchAllRows(names: TableNames, catchAll: string, range: PartitionRange): Sql
