@@ -58,9 +58,9 @@ export const relay: RelayPart = {
     update: (ids) => sql`UPDATE ${raw(table(names, 'outbox'))} ${leaseSet(options)} WHERE id IN (${idList(ids)})`,
   }),
   claimScript,
-  markPublished: (names, ids) =>
+  markPublished: (names, ids, createdAt) =>
     sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL, failed_at = NULL
-WHERE id IN (${idList(ids)}) AND published_at IS NULL`,
+WHERE id IN (${idList(ids)}) AND published_at IS NULL${createdAt ? sql` AND created_at BETWEEN ${createdAt.from} AND ${createdAt.to}` : sql``}`,
   // a placeholder per id: a prepared statement per batch size would pile up on the connection
   prepareMark: false,
   retry: (names, r: RetryInput) =>

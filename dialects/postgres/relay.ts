@@ -33,9 +33,9 @@ SELECT * FROM leased ORDER BY created_at, id`
 export const relay: RelayPart = {
   claim: (names, options) => ({kind: 'update-returning', statement: claimStatement(names, options), ordered: true}),
   claimScript: (names, options) => `${inline(claimStatement(names, options), literal)};`,
-  markPublished: (names, ids) =>
+  markPublished: (names, ids, createdAt) =>
     sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL, failed_at = NULL
-WHERE id = ANY(${ids}::uuid[]) AND published_at IS NULL`,
+WHERE id = ANY(${ids}::uuid[]) AND published_at IS NULL${createdAt ? sql` AND created_at BETWEEN ${createdAt.from}::timestamptz AND ${createdAt.to}::timestamptz` : sql``}`,
   // the ids go as one uuid[] value: one text for every batch
   prepareMark: true,
   retry: (names, r: RetryInput) =>

@@ -6,6 +6,7 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {raw, sql, type TableNames} from '../../dialects/index.js'
 import type {Db} from '../../src/db/index.js'
+import {markPublished} from '../../src/relay/claim.js'
 import {cli, cliAsync} from '../helpers/cli.js'
 import {count} from '../helpers/events.js'
 import {insertRows} from '../helpers/rows.js'
@@ -62,13 +63,24 @@ for (const target of matrix) {
       expect(relayOnce()).toEqual([id])
     })
 
+    it("the relay's mark is bounded by the events' created_at: it marks them in their partitions, and nothing outside the span", async () => {
+      const now = db.dialect.render.parseTime((await db.query(sql`SELECT ${raw(db.dialect.render.now)} AS now`))[0].now) as Date
+      const ids = await insertRows(db, names, now, [{created: -DAY - 5}, {created: 3 * DAY}], 'outbox')
+      const rows = await db.query(sql`SELECT id, created_at FROM ${raw(db.dialect.render.table(names, 'outbox'))} WHERE id IN (${ids[0]}, ${ids[1]})`)
+      const events = rows.map((r) => ({id: String(r.id), createdAt: db.dialect.render.parseTime(r.created_at) as Date}))
+      const elsewhere = {from: new Date(now.getTime() + 10 * DAY), to: new Date(now.getTime() + 11 * DAY)}
+      expect(await db.execute(db.dialect.relay.markPublished(names, ids, elsewhere))).toBe(0)
+      expect(await markPublished(db, names, events)).toBe(2)
+      expect(await count(db, names, `published_at IS NULL`)).toBe(0)
+    })
+
     it('status reads the partitioned table and says where the last range ends', async () => {
       const now = db.dialect.render.parseTime((await db.query(sql`SELECT ${raw(db.dialect.render.now)} AS now`))[0].now) as Date
       await insertRows(db, names, now, [{created: -120}, {created: -30, failed: -10, attempts: 10, lastError: 'x'}])
       const r = cli(['status', ...flags(), '--json'])
       expect(r.status, r.stderr).toBe(0)
       const report = JSON.parse(r.stdout)
-      expect(report).toMatchObject({pending: 1, failed: 1, published: 6})
+      expect(report).toMatchObject({pending: 1, failed: 1, published: 8})
       expect(report.partitions.warning).toBeNull()
       expect(new Date(report.partitions.lastEndsAt).getTime()).toBeGreaterThan(now.getTime() + 6 * DAY * 1000)
       expect(r.stderr).toBe('')
@@ -77,10 +89,10 @@ for (const target of matrix) {
     it('archive moves the published events out of every partition', async () => {
       const r = cli(['archive', ...flags(), '--before', '0s', '--min-published-age', '0s', '--yes', '--json'])
       expect(r.status, r.stderr).toBe(0)
-      // the one past the last range and the one two days ahead were created after --before
-      expect(await count(db, names, 'published_at IS NOT NULL')).toBe(2)
+      // the ones past the last range, two and three days ahead were created after --before
+      expect(await count(db, names, 'published_at IS NOT NULL')).toBe(3)
       const archived = await db.query(sql`SELECT COUNT(*) AS n FROM ${raw(db.dialect.render.table(names, 'archive'))}`)
-      expect(Number(archived[0].n)).toBe(4)
+      expect(Number(archived[0].n)).toBe(5)
     })
 
     it('chaos --partition-by day: every invariant holds on a partitioned outbox', {timeout: 600_000}, async () => {
