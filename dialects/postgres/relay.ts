@@ -17,7 +17,7 @@ function claimStatement(names: TableNames, options: ClaimOptions): Sql {
   // to the microsecond, in the order the relay publishes them (a client sort had milliseconds).
   // created_at rides along, and the batch's created_at span bounds the UPDATE: on a partitioned
   // outbox the span prunes the partitions at run time, where a join by id alone planned a scan
-  // of every partition (88 ms against 1.3 ms a batch on 200k rows in 40 daily partitions).
+  // of every partition (BENCHMARKS.md, the partitioned outbox's drain).
   return sql`WITH c AS MATERIALIZED (
   SELECT e.id, e.created_at FROM ${raw(outbox)} e
   WHERE ${claimablePredicate(NOW, 'e')}${orderingPredicate(outbox, options, 'e')}
