@@ -56,7 +56,8 @@ export interface RelayPart {
    * publishes the batch's successes: one statement, whatever the number of ids. `createdAt`:
    * the span of their created_at (inclusive, a millisecond wide on each side), which lets a
    * partitioned outbox read only the partitions holding them instead of probing each
-   * partition's key per id (SQLite, which has no partitions, ignores it)
+   * partition's key per id (PostgreSQL; MySQL marks by id alone, see its relay.ts; SQLite has
+   * no partitions)
    */
   markPublished(names: TableNames, ids: string[], createdAt?: CreatedSpan): Sql
   /**
