@@ -8,6 +8,8 @@ import type {ChaosReport} from '../src/chaos/runner.js'
 import {SCENARIOS} from '../src/chaos/scenarios/index.js'
 import {CONSUMER_MODES, STRATEGIES, type ConsumerMode, type Strategy} from '../src/chaos/strategies.js'
 import {EXIT} from '../src/core/errors.js'
+import type {PartitionInterval} from '../dialects/index.js'
+import {PARTITION_INTERVALS} from '../src/schema/partition-ranges.js'
 
 export default class Chaos extends OutboxCommand {
   static override summary = 'Kill producer, relay and consumer processes at every step, then prove nothing was lost, duplicated or stuck'
@@ -53,6 +55,7 @@ Exit codes: 0 every invariant held and every step was exercised, 1 a violation o
     report: Flags.string({description: 'also write a self-contained HTML report: a timeline per run (a lane per process, kills, restarts, claims, deliveries, the database), violations marked', helpValue: 'FILE'}),
     'run-timeout': duration({description: 'give up on one run that has not drained after this long', default: '30s', helpValue: 'DURATION'}),
     keep: Flags.boolean({description: 'keep the scratch tables (and the SQLite file) for inspection'}),
+    'partition-by': Flags.string({description: "the runs' outbox partitioned as init --partition-by makes it (PostgreSQL, MySQL/MariaDB)", options: [...PARTITION_INTERVALS]}),
   }
 
   async run(): Promise<ChaosReport> {
@@ -88,6 +91,7 @@ Exit codes: 0 every invariant held and every step was exercised, 1 a violation o
       runTimeoutMs: flags['run-timeout'],
       keep: flags.keep,
       history: flags.report !== undefined,
+      partitionBy: flags['partition-by'] as PartitionInterval | undefined,
       onProgress: json ? undefined : chaosProgress(),
     })
       .catch((error) => {

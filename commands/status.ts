@@ -22,6 +22,8 @@ export default class Status extends OpsCommand {
 
 Status reads only the pending rows, the failed rows and the window, through indexes, so it costs the same on a table of 10M published rows as on one of 100k.
 
+On a partitioned outbox (init --partition-by), status warns on stderr when the last partition ends within 3 days (--json: partitions.warning); the exit code stays.
+
 Thresholds breach when the figure is strictly greater than the limit; each breach is printed (stderr) and the exit code is 1, so status can gate a CI pipeline or a cron alert. A window with nothing published has no latency, so --max-latency-p99 cannot breach then (watch --max-age for a stalled relay).
 
 Exit codes: 0 all within limits, 1 a threshold breached, 2 bad input, an unreachable database or a missing table.`
@@ -110,6 +112,8 @@ Exit codes: 0 all within limits, 1 a threshold breached, 2 bad input, an unreach
       process.stdout.write(await renderStatus(report)) // breaches go to stderr below
     }
     for (const b of breaches) process.stderr.write(`outbox: threshold breached: ${b.message}\n`)
+    // a warning, not a breach: the exit code stays (--json has it in partitions.warning)
+    if (report.partitions?.warning) process.stderr.write(`outbox: warning: ${report.partitions.warning}\n`)
     // exit 1 after the output (JSON included), not instead of it
     if (breaches.length > 0) process.exitCode = 1
     return {...report, breaches}

@@ -5,6 +5,8 @@ import {connectionFlags, positiveInt} from '../src/cli/flags.js'
 import {dialectOfUrl, resolveConnection} from '../src/config.js'
 import {EXIT} from '../src/core/errors.js'
 import type {CheckResult} from '../src/verify/types.js'
+import type {PartitionInterval} from '../dialects/index.js'
+import {PARTITION_INTERVALS} from '../src/schema/partition-ranges.js'
 
 export default class Verify extends OutboxCommand {
   static override summary = 'Prove the claim semantics on a live database, on a scratch table it creates and drops'
@@ -24,6 +26,7 @@ Exit codes: 0 every check passed, 1 a check failed (each failure also a line on 
     schema: Flags.string({description: 'PostgreSQL schema for the scratch table (default: the search_path)', helpValue: 'NAME'}),
     claimers: positiveInt({description: 'concurrent claimers, each on its own connection', default: '4', max: 64}),
     events: positiveInt({description: 'events the claimers share', default: '1000', max: 100_000}),
+    'partition-by': Flags.string({description: 'verify on a scratch table partitioned as init --partition-by makes it (PostgreSQL, MySQL/MariaDB)', options: [...PARTITION_INTERVALS]}),
   }
 
   async run(): Promise<CheckResult[]> {
@@ -40,7 +43,7 @@ Exit codes: 0 every check passed, 1 a check failed (each failure also a line on 
       second: (signal) => `${signal} again: quitting now; a scratch table outbox_verify_* may be left to drop by hand`,
     })
     try {
-      const report = await verify(url, {claimers, events, schema: flags.schema, onProgress: progress.update, signal: stop.signal}).catch((error) => {
+      const report = await verify(url, {claimers, events, schema: flags.schema, partitionBy: flags['partition-by'] as PartitionInterval | undefined, onProgress: progress.update, signal: stop.signal}).catch((error) => {
         // stopped: 2 after --timeout (its line said why), else 128 + the signal's number
         if (error instanceof Interrupted && stop.received) throw new Interrupted(hasTimedOut() ? EXIT.usage : SIGNAL_EXIT[stop.received])
         throw error

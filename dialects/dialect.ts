@@ -18,6 +18,7 @@ export type {AppExecutor, DriverPart, DriverResult, DriverSession, RunSql} from 
 export type {DbErrorKind, ErrorsPart} from './errors.js'
 export type * from './events.js'
 export type * from './lock.js'
+export type * from './partitions.js'
 export type * from './relay.js'
 export type * from './render.js'
 export type * from './verify.js'

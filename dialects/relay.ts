@@ -70,12 +70,24 @@ export interface RetryInput {
   refund?: boolean
 }
 
+/** a span of created_at that holds some rows, bounds included */
+export interface CreatedSpan {
+  from: Date
+  to: Date
+}
+
 export interface RelayPart {
   claim(names: TableNames, options: ClaimOptions): ClaimPlan
   /** the claim as one script, values inlined, runnable as-is in the database's own client */
   claimScript(names: TableNames, options: ClaimOptions): string
-  /** publishes the batch's successes: one statement, whatever the number of ids */
-  markPublished(names: TableNames, ids: string[]): Sql
+  /**
+   * publishes the batch's successes: one statement, whatever the number of ids. `createdAt`:
+   * the span of their created_at (inclusive, a millisecond wide on each side), which lets a
+   * partitioned outbox read only the partitions holding them instead of probing each
+   * partition's key per id (PostgreSQL; MySQL marks by id alone, see its relay.ts; SQLite has
+   * no partitions)
+   */
+  markPublished(names: TableNames, ids: string[], createdAt?: CreatedSpan): Sql
   /**
    * Whether markPublished's statement is kept as a server-side prepared statement. True where
    * its text is the same for every batch (the ids bound as one value); false where each id has

@@ -15,6 +15,7 @@ export const OUTPUTS = {
   'failed-show': ['src/ops/failed.ts', 'ShownEvent'],
   replay: ['src/ops/replay.ts', 'ReplayOutput'],
   archive: ['src/ops/archive.ts', 'ArchiveOutput'],
+  partitions: ['commands/partitions.ts', 'PartitionsOutput'],
   relay: ['src/relay/service.ts', 'RelayServiceResult'],
   consume: ['src/consume/loop.ts', 'ConsumeSummary'],
   chaos: ['src/chaos/report.ts', 'ChaosReport'],

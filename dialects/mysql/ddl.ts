@@ -4,6 +4,7 @@ import {ARCHIVED_AT, EVENT_COLUMN_NAMES, INBOX_COLUMN_NAMES, type EventColumn, t
 import {columnLines, idList, indexNames} from '../shared.js'
 import type {DdlOptions, DdlPart, DdlStatement, TableNames} from '../dialect.js'
 import {sql, type Sql} from '../sql.js'
+import {partitionClause, partitioning} from './partitions.js'
 import {quoteIdent, table} from './render.js'
 
 const UUID = 'CHAR(36) CHARACTER SET ascii COLLATE ascii_bin'
@@ -54,12 +55,17 @@ function statements(names: TableNames, options: DdlOptions): DdlStatement[] {
     archive: [[ix.archiveCreatedAt, '(created_at)']],
   } as const
   const inline = (which: keyof typeof keys) => keys[which].map(([name, columns]) => `,\n  KEY ${q(name)} ${columns}`).join('')
-  const create = (which: keyof typeof keys, columns: string, primaryKey: string): DdlStatement => ({
+  const create = (which: keyof typeof keys, columns: string, primaryKey: string, partitions = ''): DdlStatement => ({
     kind: 'table',
     name: names[which],
-    sql: `CREATE TABLE IF NOT EXISTS ${table(names, which)} (\n${columns},\n  PRIMARY KEY ${primaryKey}${inline(which)}\n) ${TABLE_OPTIONS};`,
+    sql: `CREATE TABLE IF NOT EXISTS ${table(names, which)} (\n${columns},\n  PRIMARY KEY ${primaryKey}${inline(which)}\n) ${TABLE_OPTIONS}${partitions};`,
   })
-  const tables = [create('outbox', EVENT_COLUMNS_DDL, '(id)')]
+  // partitioned: the partition key must be in the primary key; its partitions come with the table
+  const tables = [
+    options.partitions
+      ? create('outbox', EVENT_COLUMNS_DDL, partitioning.primaryKey, partitionClause(options.partitions))
+      : create('outbox', EVENT_COLUMNS_DDL, '(id)'),
+  ]
   if (options.inbox) tables.push(create('inbox', columnLines(INBOX_COLUMN_NAMES, INBOX_COLUMN_TYPES), '(consumer, event_id)'))
   if (options.archive) tables.push(create('archive', `${EVENT_COLUMNS_DDL},\n  ${ARCHIVED_AT.name} DATETIME(6) NOT NULL`, '(id)'))
   const repairs = (['outbox', 'inbox', 'archive'] as const)
@@ -85,4 +91,4 @@ SELECT DISTINCT 'index' AS kind, index_name AS name FROM information_schema.stat
 WHERE table_schema = COALESCE(${schema}, DATABASE()) AND table_name IN (${tables}) AND index_name <> 'PRIMARY'`
 }
 
-export const ddl: DdlPart = {statements, existingColumns, existingObjects}
+export const ddl: DdlPart = {statements, existingColumns, existingObjects, partitioning}

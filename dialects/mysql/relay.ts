@@ -58,6 +58,9 @@ export const relay: RelayPart = {
     update: (ids) => sql`UPDATE ${raw(table(names, 'outbox'))} ${leaseSet(options)} WHERE id IN (${idList(ids)})`,
   }),
   claimScript,
+  // by id alone: a created_at range in an InnoDB UPDATE may lock a row past the batch, which a
+  // claim's locking read holds (bounding the claim's UPDATE so made a second claimer get one
+  // row of two in test/dialects/claim-concurrency.test.ts)
   markPublished: (names, ids) =>
     sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL, failed_at = NULL
 WHERE id IN (${idList(ids)}) AND published_at IS NULL`,

@@ -4,10 +4,8 @@ import {ARCHIVED_AT, EVENT_COLUMN_NAMES, INBOX_COLUMN_NAMES, type EventColumn, t
 import {columnLines, indexNames} from '../shared.js'
 import type {DdlOptions, DdlPart, DdlStatement, TableNames} from '../dialect.js'
 import {sql, type Sql} from '../sql.js'
+import {createDefault, createRange, defaultPartitionName, partitionName, partitioning, STORAGE} from './partitions.js'
 import {quoteIdent, table} from './render.js'
-
-// High churn: leases are HOT updates only if the page has room, and dead tuples pile up fast.
-const STORAGE = 'WITH (fillfactor = 80, autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02)'
 
 // created_at is the insert's real time, not the transaction's start: a transaction that waited
 // for a row lock must not date its event before the one that held the lock.
@@ -39,6 +37,18 @@ const INBOX_COLUMN_TYPES: Record<InboxColumn, string> = {
 
 const EVENT_COLUMNS_DDL = columnLines(EVENT_COLUMN_NAMES, EVENT_COLUMN_TYPES)
 
+/** The outbox table: plain, or partitioned by created_at with its ranges and DEFAULT partition. */
+function outboxTable(names: TableNames, options: DdlOptions): DdlStatement[] {
+  const outbox = table(names, 'outbox')
+  if (!options.partitions) return [{kind: 'table', name: names.outbox, sql: `CREATE TABLE IF NOT EXISTS ${outbox} (\n${EVENT_COLUMNS_DDL}\n) ${STORAGE};`}]
+  const columns = columnLines(EVENT_COLUMN_NAMES, {...EVENT_COLUMN_TYPES, id: 'uuid NOT NULL'})
+  return [
+    {kind: 'table', name: names.outbox, sql: `CREATE TABLE IF NOT EXISTS ${outbox} (\n${columns},\n  PRIMARY KEY ${partitioning.primaryKey}\n) PARTITION BY RANGE (created_at);`},
+    ...options.partitions.map((range): DdlStatement => ({kind: 'partition', name: partitionName(names, range.label), table: names.outbox, sql: createRange(names, range)})),
+    {kind: 'partition', name: defaultPartitionName(names), table: names.outbox, sql: createDefault(names)},
+  ]
+}
+
 function statements(names: TableNames, options: DdlOptions): DdlStatement[] {
   const ix = indexNames(names)
   const outbox = table(names, 'outbox')
@@ -46,7 +56,7 @@ function statements(names: TableNames, options: DdlOptions): DdlStatement[] {
   const out: DdlStatement[] = []
   if (names.schema) out.push({kind: 'schema', name: names.schema, sql: `CREATE SCHEMA IF NOT EXISTS ${q(names.schema)};`})
   out.push(
-    {kind: 'table', name: names.outbox, sql: `CREATE TABLE IF NOT EXISTS ${outbox} (\n${EVENT_COLUMNS_DDL}\n) ${STORAGE};`},
+    ...outboxTable(names, options),
     // Lease columns are in no index, so taking and renewing a lease stays a HOT update.
     {
       kind: 'index',
@@ -114,7 +124,10 @@ function existingObjects(names: TableNames): Sql {
 UNION ALL
 SELECT CASE WHEN c.relkind IN ('r', 'p') THEN 'table' ELSE 'index' END AS kind, c.relname AS name
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-WHERE n.nspname = coalesce(${schema}::text, current_schema()) AND c.relname = ANY(${wanted}::text[]) AND c.relkind IN ('r', 'p', 'i', 'I')`
+WHERE n.nspname = coalesce(${schema}::text, current_schema()) AND c.relname = ANY(${wanted}::text[]) AND c.relkind IN ('r', 'p', 'i', 'I')
+UNION ALL
+SELECT 'partition' AS kind, c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+WHERE i.inhparent = to_regclass(${table(names, 'outbox')})`
 }
 
-export const ddl: DdlPart = {statements, existingColumns, existingObjects}
+export const ddl: DdlPart = {statements, existingColumns, existingObjects, partitioning}

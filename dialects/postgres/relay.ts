@@ -16,8 +16,11 @@ function claimStatement(names: TableNames, options: ClaimOptions): Sql {
   // FOR UPDATE SKIP LOCKED) may be re-evaluated per outer row and claim more than LIMIT
   // (PostgreSQL BUG #15715). RETURNING has no order: the rows come back sorted by the database,
   // to the microsecond, in the order the relay publishes them (a client sort had milliseconds).
+  // created_at rides along, and the batch's created_at span bounds the UPDATE: on a partitioned
+  // outbox the span prunes the partitions at run time, where a join by id alone planned a scan
+  // of every partition (BENCHMARKS.md, the partitioned outbox's drain).
   return sql`WITH c AS MATERIALIZED (
-  SELECT e.id FROM ${raw(outbox)} e
+  SELECT e.id, e.created_at FROM ${raw(outbox)} e
   WHERE ${fromMark(options)}${claimablePredicate(NOW, 'e')}${orderingPredicate(outbox, options, 'e')}
   ORDER BY e.created_at, e.id
   LIMIT ${batchLimit(options)}
@@ -25,7 +28,8 @@ function claimStatement(names: TableNames, options: ClaimOptions): Sql {
 ), leased AS (
 UPDATE ${raw(outbox)} AS t
 SET lease_owner = ${options.owner}, lease_until = ${raw(NOW)} + ${msInterval(options.leaseMs)}, attempts = t.attempts + 1
-FROM c WHERE t.id = c.id
+FROM c WHERE t.id = c.id AND t.created_at = c.created_at
+  AND t.created_at BETWEEN (SELECT min(created_at) FROM c) AND (SELECT max(created_at) FROM c)
 RETURNING ${raw(RETURNED)}
 )
 SELECT * FROM leased ORDER BY created_at, id`
@@ -39,9 +43,9 @@ function fromMark(options: ClaimOptions): Sql {
 export const relay: RelayPart = {
   claim: (names, options) => ({kind: 'update-returning', statement: claimStatement(names, options), ordered: true}),
   claimScript: (names, options) => `${inline(claimStatement(names, options), literal)};`,
-  markPublished: (names, ids) =>
+  markPublished: (names, ids, createdAt) =>
     sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL, failed_at = NULL
-WHERE id = ANY(${ids}::uuid[]) AND published_at IS NULL`,
+WHERE id = ANY(${ids}::uuid[]) AND published_at IS NULL${createdAt ? sql` AND created_at BETWEEN ${createdAt.from}::timestamptz AND ${createdAt.to}::timestamptz` : sql``}`,
   // the ids go as one uuid[] value: one text for every batch
   prepareMark: true,
   retry: (names, r: RetryInput) =>

@@ -1,6 +1,8 @@
 // runChaos's options: what a caller may pass, and the checks that refuse bad input before
 // anything is created (each one a UsageError, exit 2 on the CLI).
+import type {PartitionInterval} from '../../dialects/index.js'
 import {UsageError} from '../core/errors.js'
+import {initPlan} from '../schema/init.js'
 import {STEPS, type ChaosStep as Step} from '../core/failpoints.js'
 import {dialectOfUrl} from '../config.js'
 import {loadScenario, type Scenario} from './business-scenario.js'
@@ -35,6 +37,8 @@ export interface ChaosOptions {
   keep?: boolean
   /** record each run's history (RunResult.history): what `--report` draws */
   history?: boolean
+  /** the runs' outbox partitioned by created_at, as init --partition-by makes it (PostgreSQL, MySQL/MariaDB) */
+  partitionBy?: PartitionInterval
   onProgress?: (progress: ChaosProgress) => void
   /** called once the options are valid and the database answers, before the first run */
   onStart?: (seed: number) => void
@@ -86,6 +90,8 @@ export async function checkOptions(options: ChaosOptions): Promise<CheckedOption
   const unknown = steps.filter((s) => !STEPS.includes(s))
   if (unknown.length) throw new UsageError(`unknown step ${unknown.join(', ')}`, `Steps: ${STEPS.join(', ')}`)
   const broker = parseBrokerUrl(options.broker)
+  // no URL is a SQLite file, which cannot partition: refused as init refuses it
+  if (options.partitionBy) initPlan(await dialectOfUrl(options.url ?? 'sqlite:chaos.db'), {outbox: 'o', inbox: 'i', archive: 'a'}, {inbox: false, archive: false, partitionBy: options.partitionBy})
   if (options.url) {
     await dialectOfUrl(options.url)
     if (/^sqlite3?::memory:/.test(options.url)) throw new UsageError('chaos needs a database its worker processes share', (o) => `Use a file (sqlite:./chaos.db) or omit ${o('url')}`)

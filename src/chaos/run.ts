@@ -39,7 +39,7 @@ export async function runOne(plan: Plan, session: ChaosSession): Promise<RunResu
   const tables = runTables(prefix)
   const ops = s.scenario.ops(fault.size?.(s.orders) ?? s.orders)
   const ctx = scenarioContext(s.db.dialect, prefix, ops)
-  await createRunTables(s.db, tables, s.scenario, ctx)
+  await createRunTables(s.db, tables, s.scenario, ctx, s.partitionBy)
   const loopback = s.broker ? undefined : new LoopbackBroker({redeliverMs: 1500})
   const brokers = s.broker ? await import('./workers/transport-brokers.js') : undefined
   const broker: BrokerSpec = s.broker ?? {kind: 'loopback', url: await loopback!.start()}

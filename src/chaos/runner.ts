@@ -60,6 +60,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     keep: options.keep ?? false,
     history: options.history ?? false,
     seed: checked.seed,
+    partitionBy: options.partitionBy,
     signal: options.signal,
   })
   const plans = planRuns(checked)

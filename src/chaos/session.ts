@@ -1,5 +1,6 @@
 // What one runChaos call shares across its runs: the settings, the worker processes and the
 // cleanups of the run in progress. One per call: two calls in one process never meet.
+import type {PartitionInterval} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
 import type {Scenario} from './business-scenario.js'
 import type {ConsumerMode, Strategy} from './strategies.js'
@@ -22,6 +23,8 @@ export interface Settings {
   history: boolean
   /** --seed: every run's PRNG is made from it (seed.ts) */
   seed: number
+  /** the runs' outbox partitioned by created_at (init --partition-by) */
+  partitionBy?: PartitionInterval
   /** runChaos's signal: an abandoned run stops spawning workers and ends */
   signal?: AbortSignal
 }

@@ -1,7 +1,7 @@
 // The harness's own scratch tables for one run: the outbox tables under a run prefix, plus a
 // log of every delivery the consumer received and every effect it applied. The SQL here is
 // portable (same text on all three dialects); dialect SQL stays in dialects/.
-import {raw, sql, type Dialect, type TableNames} from '../../dialects/index.js'
+import {raw, sql, type Dialect, type PartitionInterval, type TableNames} from '../../dialects/index.js'
 import type {Db, Queryable} from '../db/index.js'
 import {isMissingTable} from '../db/errors.js'
 import {UsageError} from '../core/errors.js'
@@ -53,9 +53,9 @@ export async function assertScratchNamesFree(db: Db, t: RunTables, scenario: Sce
   }
 }
 
-export async function createRunTables(db: Db, t: RunTables, scenario: Scenario, ctx: ScenarioContext): Promise<void> {
+export async function createRunTables(db: Db, t: RunTables, scenario: Scenario, ctx: ScenarioContext, partitionBy?: PartitionInterval): Promise<void> {
   await assertScratchNamesFree(db, t, scenario)
-  await applyInit(db, t.outbox, {inbox: true, archive: false})
+  await applyInit(db, t.outbox, {inbox: true, archive: false, partitionBy})
   await db.execute(sql`CREATE TABLE IF NOT EXISTS ${q(db.dialect, t.deliveries)} (
   delivery_id VARCHAR(64) NOT NULL PRIMARY KEY, event_id VARCHAR(64) NOT NULL, aggregate_id VARCHAR(200),
   aggregate_version INTEGER, outcome VARCHAR(16) NOT NULL, acked INTEGER NOT NULL, pid INTEGER NOT NULL)`)

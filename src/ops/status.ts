@@ -5,6 +5,7 @@
 import {sql, type Expression, type SqlBool} from 'kysely'
 import type {Sql, TableNames} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
+import {partitionsAhead, type PartitionsAhead} from './partitions.js'
 import {databaseNow, num, opsContext, type OpsContext} from './query.js'
 import {toSql} from './statements.js'
 
@@ -47,6 +48,8 @@ export interface StatusReport extends StatusFigures {
   windowSeconds: number
   table: string
   byType?: TypeStatus[]
+  /** a partitioned outbox only: where its last range ends, and a warning when that is near */
+  partitions?: PartitionsAhead
 }
 
 export interface StatusOptions {
@@ -103,6 +106,13 @@ export async function statusRowsRead(db: Db, names: TableNames, options: StatusO
  * is counted once: pending + failed + published add up in every report.
  */
 export async function readStatus(db: Db, names: TableNames, options: StatusOptions): Promise<StatusReport> {
+  const read = await readInSnapshot(db, names, options)
+  // the catalog, not the rows: outside the snapshot (a partitioned outbox only)
+  const partitions = await partitionsAhead(db, names, new Date(read.at))
+  return partitions ? {...read, partitions} : read
+}
+
+function readInSnapshot(db: Db, names: TableNames, options: StatusOptions): Promise<StatusReport> {
   return db.transaction(async (tx) => {
     const read = (statement: Sql) => tx.query(statement)
     const now = await databaseNow({dialect: db.dialect, query: tx.query.bind(tx)})

@@ -1,6 +1,6 @@
 // Runs the dialect's claim / mark / retry / release statements. The relay, `outbox verify`
 // and the tests all go through here, so there is one copy of this SQL: dialects/.
-import type {ClaimOptions, ClaimPlan, Dialect, RetryInput, TableNames} from '../../dialects/index.js'
+import type {ClaimOptions, ClaimPlan, CreatedSpan, Dialect, RetryInput, TableNames} from '../../dialects/index.js'
 import type {Db, Queryable, Row} from '../db/index.js'
 import {toClaimedEvent, type ClaimedEvent} from '../schema/event-row.js'
 
@@ -56,10 +56,23 @@ function compareKeys(a: Row, b: Row): number {
   return x < y ? -1 : x > y ? 1 : 0
 }
 
-/** One UPDATE for a batch's successes; returns how many rows it marked. */
-export async function markPublished(db: Db, names: TableNames, ids: string[]): Promise<number> {
-  if (ids.length === 0) return 0
-  return onDeadlockRetry(db, () => db.execute(db.dialect.relay.markPublished(names, ids), {prepare: db.dialect.relay.prepareMark}))
+/**
+ * One UPDATE for a batch's successes; returns how many rows it marked. Given the events (not
+ * only their ids), it is bounded by their created_at too, so a partitioned outbox reads only
+ * the partitions holding them.
+ */
+export async function markPublished(db: Db, names: TableNames, events: string[] | Pick<ClaimedEvent, 'id' | 'createdAt'>[]): Promise<number> {
+  if (events.length === 0) return 0
+  const ids = events.map((e) => (typeof e === 'string' ? e : e.id))
+  const span = createdSpan(events.filter((e): e is Pick<ClaimedEvent, 'id' | 'createdAt'> => typeof e !== 'string'))
+  return onDeadlockRetry(db, () => db.execute(db.dialect.relay.markPublished(names, ids, span), {prepare: db.dialect.relay.prepareMark}))
+}
+
+/** The events' created_at span, a millisecond wider on each side: the Dates hold milliseconds, the columns microseconds. */
+function createdSpan(events: Pick<ClaimedEvent, 'createdAt'>[]): CreatedSpan | undefined {
+  if (events.length === 0) return undefined
+  const times = events.map((e) => e.createdAt.getTime())
+  return {from: new Date(Math.min(...times) - 1), to: new Date(Math.max(...times) + 1)}
 }
 
 /** Releases with backoff, or fails the event once it reached maxAttempts. False when the lease was lost. */

@@ -318,11 +318,11 @@ export class Relay {
 
   private async settle(events: ClaimedEvent[], results: Sent[]): Promise<DrainResult> {
     const outcome: DrainResult = {published: 0, retried: 0, failed: 0, batches: 1}
-    const ok: string[] = []
+    const ok: ClaimedEvent[] = []
     const failures: [ClaimedEvent, Sent & {ok: false}][] = []
     events.forEach((event, i) => {
       const result = results[i]
-      if (result.ok) ok.push(event.id)
+      if (result.ok) ok.push(event)
       else failures.push([event, result])
     })
     outcome.outage = this.brokerDown(events.length, failures.map(([, result]) => result))

@@ -4,6 +4,7 @@ import {raw, sql, type OptionalCheck, type TableNames} from '../../dialects/inde
 import {dialectOfUrl} from '../config.js'
 import {describeDbError, openDb, type Db} from '../db/index.js'
 import {ConnectionError, UsageError} from '../core/errors.js'
+import {initPlan} from '../schema/init.js'
 import {resolveTables} from '../schema/tables.js'
 import {notApplicable, type Check} from './check.js'
 import {claimersCheck} from './claimers.js'
@@ -34,7 +35,7 @@ export async function verify(url: string, options: VerifyOptions = {}): Promise<
     if (!server.ok) {
       for (const c of checks.slice(1)) results.push({check: c.id, title: c.title, status: 'skip', ok: false, detail: 'not run: the server cannot run the claim', ms: 0})
     } else {
-      await createScratch(db, names, url)
+      await createScratch(db, names, url, options)
       try {
         for (const [i, check] of checks.slice(1).entries()) {
           ctx.throwIfAborted()
@@ -76,8 +77,10 @@ async function runCheck(ctx: VerifyContext, check: Check, index: number, total: 
 }
 
 async function validate(url: string, options: VerifyOptions): Promise<void> {
-  const refused = (await dialectOfUrl(url)).verify.urlProblem?.(url)
+  const dialect = await dialectOfUrl(url)
+  const refused = dialect.verify.urlProblem?.(url)
   if (refused) throw new UsageError(refused.message, refused.hint)
+  if (options.partitionBy) initPlan(dialect, {outbox: 'x', inbox: 'y', archive: 'z'}, {inbox: false, archive: false, partitionBy: options.partitionBy}) // refuses where the dialect cannot
   const range = (value: number | undefined, option: string, max: number) => {
     if (value !== undefined && (!Number.isSafeInteger(value) || value < 1 || value > max)) {
       throw new UsageError((o) => `${o(option)} must be a whole number from 1 to ${max}`, (o) => `Use e.g. ${o(option)} 4`)
@@ -94,10 +97,10 @@ function scratchNames(db: Db, schema?: string): TableNames {
   return resolveTables({table, inboxTable: `${table}_in`, archiveTable: `${table}_ar`, schema}, db.dialect)
 }
 
-async function createScratch(db: Db, names: TableNames, url: string): Promise<void> {
+async function createScratch(db: Db, names: TableNames, url: string, options: VerifyOptions): Promise<void> {
   try {
     // a fresh table: its own CREATE TABLE makes the indexes the repair statements are for
-    for (const statement of db.dialect.ddl.statements(names, {inbox: false, archive: false}).filter((s) => !s.repairOnly)) {
+    for (const statement of initPlan(db.dialect, names, {inbox: false, archive: false, partitionBy: options.partitionBy}).filter((s) => !s.repairOnly)) {
       if (statement.kind === 'schema') continue // the schema must exist; verify creates only its table
       await db.execute(sql`${raw(statement.sql.replace(/;\s*$/, ''))}`)
     }

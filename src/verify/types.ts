@@ -1,5 +1,5 @@
 // Shapes shared by the verify checks, the runner and the CLI.
-import type {ClaimOptions, ClaimPlan, DialectName, Sql, TableNames} from '../../dialects/index.js'
+import type {ClaimOptions, ClaimPlan, DialectName, PartitionInterval, Sql, TableNames} from '../../dialects/index.js'
 
 export type CheckStatus = 'pass' | 'fail' | 'skip'
 
@@ -39,6 +39,8 @@ export interface VerifyOptions {
   batch?: number
   /** PostgreSQL schema for the scratch table (default: the search_path) */
   schema?: string
+  /** make the scratch table partitioned by created_at, as init --partition-by does */
+  partitionBy?: PartitionInterval
   /** run only these check ids (the server check always runs) */
   only?: string[]
   onProgress?: (progress: Progress) => void

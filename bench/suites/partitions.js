@@ -1,0 +1,133 @@
+// A partitioned outbox (init --partition-by day) against an unpartitioned one holding the same
+// rows, on PostgreSQL and MariaDB: the relay's drain of a pending backlog (claim + mark, no-op
+// publisher, batch 100) and `status` (readStatus). Both tables hold 30 days of published
+// history (PostgreSQL: in its daily partitions; MariaDB: the same) and the same backlog, today.
+// Runs are interleaved pair by pair, alternating which table goes first; each drain starts from
+// the same backlog, reset to pending. Target (issue 25): the partitioned table within 1.2x.
+// --quick: 3 pairs and 20k history rows instead of 9 pairs and 200k.
+import {randomUUID} from 'node:crypto'
+import {loadavg} from 'node:os'
+import {fmt, median, summary} from '../lib.js'
+import {spread} from '../report.js'
+import {applyInit, ensurePartitions, initPlan, join, openDb, raw, readStatus, Relay, sql} from '../lib-under-test.js'
+
+const URLS = {
+  postgres: process.env.OUTBOX_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+  mysql: process.env.OUTBOX_BENCH_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test',
+}
+const TARGET = 1.2
+const BATCH = 100
+const BACKLOG = 2000
+const DAY = 86_400_000
+const noop = {name: 'noop', publish: async (events) => events.map(() => ({ok: true})), close: async () => {}}
+const tables = (tag) => ({outbox: `bench_part_${tag}`, inbox: `bench_part_${tag}_in`, archive: `bench_part_${tag}_ar`})
+
+async function create(db, plain, parted, now) {
+  for (const names of [plain, parted]) await db.execute(sql`DROP TABLE IF EXISTS ${raw(db.dialect.render.table(names, 'outbox'))}`)
+  await applyInit(db, plain, {inbox: false, archive: false})
+  // the partitioned table's ranges start 31 days back, as if it had run for a month
+  for (const s of initPlan(db.dialect, parted, {inbox: false, archive: false, partitionBy: 'day'}, new Date(now.getTime() - 31 * DAY)).filter((s) => !s.repairOnly)) {
+    await db.execute(sql`${raw(s.sql.replace(/;\s*$/, ''))}`)
+  }
+  await ensurePartitions(db, parted, {aheadMs: 7 * DAY})
+}
+
+/** history rows published over 30 days, then BACKLOG pending rows of today, into `plain`; copied to `parted`. */
+async function seed(db, plain, parted, now, history) {
+  const t = raw(db.dialect.render.table(plain, 'outbox'))
+  const at = (ms) => db.dialect.render.timeParam(new Date(ms))
+  const start = now.getTime() - 30 * DAY
+  for (let from = 0; from < history + BACKLOG; from += 1000) {
+    const rows = []
+    for (let i = from; i < Math.min(history + BACKLOG, from + 1000); i++) {
+      const pending = i >= history
+      const created = pending ? now.getTime() - 3_600_000 + (i - history) : start + Math.floor((i * 30 * DAY) / history)
+      const type = pending ? 'bench.pending' : 'bench.history'
+      rows.push(sql`(${randomUUID()}, ${type}, ${`agg-${i}`}, ${JSON.stringify({i})}, ${at(created)}, ${pending ? null : at(created + 1000)})`)
+    }
+    await db.execute(sql`INSERT INTO ${t} (id, event_type, aggregate_id, payload, created_at, published_at) VALUES ${join(rows)}`)
+  }
+  await db.execute(sql`INSERT INTO ${raw(db.dialect.render.table(parted, 'outbox'))} SELECT * FROM ${t}`)
+  for (const names of [plain, parted]) await db.execute(db.dialect.verify.analyze(names))
+}
+
+async function resetBacklog(db, names) {
+  await db.execute(sql`UPDATE ${raw(db.dialect.render.table(names, 'outbox'))} SET published_at = NULL, lease_owner = NULL, lease_until = NULL, attempts = 0
+WHERE event_type = 'bench.pending'`)
+}
+
+async function drainMs(db, names) {
+  await resetBacklog(db, names)
+  await new Promise((resolve) => setTimeout(resolve, 250)) // the reset's background work settles
+  const started = performance.now()
+  const result = await new Relay({db, publisher: noop, tables: names, batch: BATCH, owner: 'bench-part'}).drainOnce()
+  const ms = performance.now() - started
+  if (result.published !== BACKLOG) throw new Error(`${names.outbox}: drained ${result.published} of ${BACKLOG}`)
+  return ms
+}
+
+async function statusMs(db, names) {
+  const started = performance.now()
+  await readStatus(db, names, {windowMs: 3_600_000})
+  return performance.now() - started
+}
+
+export default async function partitions({quick, log}) {
+  const pairs = quick ? 3 : 9
+  const history = quick ? 20_000 : 200_000
+  const rows = []
+  const byDialect = {}
+  const loadStart = loadavg()[0]
+  for (const [dialect, url] of Object.entries(URLS)) {
+    const db = await openDb(url, {poolSize: 2})
+    const plain = tables('u')
+    const parted = tables('p')
+    try {
+      const [{now: clock}] = await db.query(sql`SELECT ${raw(db.dialect.render.now)} AS now`)
+      const now = db.dialect.render.parseTime(clock)
+      await create(db, plain, parted, now)
+      await seed(db, plain, parted, now, history)
+      log(`${dialect}: seeded ${history} + ${BACKLOG} rows into both tables`)
+      const t = {drain: {plain: [], parted: []}, status: {plain: [], parted: []}}
+      const ratios = {drain: [], status: []}
+      for (let i = 0; i < pairs; i++) {
+        const order = i % 2 ? ['parted', 'plain'] : ['plain', 'parted']
+        const pair = {drain: {}, status: {}}
+        for (const which of order) {
+          const names = which === 'plain' ? plain : parted
+          pair.drain[which] = await drainMs(db, names)
+          pair.status[which] = median([await statusMs(db, names), await statusMs(db, names), await statusMs(db, names)])
+        }
+        for (const k of ['drain', 'status']) {
+          t[k].plain.push(pair[k].plain)
+          t[k].parted.push(pair[k].parted)
+          ratios[k].push(pair[k].parted / pair[k].plain)
+        }
+        log(`${dialect} pair ${i + 1}: drain ${fmt(pair.drain.plain, 0)} / ${fmt(pair.drain.parted, 0)} ms, status ${fmt(pair.status.plain)} / ${fmt(pair.status.parted)} ms (unpartitioned / partitioned)`)
+      }
+      const figures = {
+        drain: {plain: summary(t.drain.plain), parted: summary(t.drain.parted), ratio: summary(ratios.drain)},
+        status: {plain: summary(t.status.plain), parted: summary(t.status.parted), ratio: summary(ratios.status)},
+      }
+      byDialect[dialect] = {...figures, times: t, ratios}
+      const verdict = (r) => (r <= TARGET ? 'met' : 'MISSED')
+      rows.push(`| ${dialect === 'mysql' ? 'mysql (MariaDB)' : dialect} | drain ${BACKLOG} pending (claim + mark), ms | ${spread(figures.drain.plain, 0)} | ${spread(figures.drain.parted, 0)} | **${spread(figures.drain.ratio, 2)}x** | ${verdict(figures.drain.ratio.median)} |`)
+      rows.push(`| | status (readStatus), ms | ${spread(figures.status.plain)} | ${spread(figures.status.parted)} | **${spread(figures.status.ratio, 2)}x** | ${verdict(figures.status.ratio.median)} |`)
+    } finally {
+      for (const names of [plain, parted]) await db.execute(sql`DROP TABLE IF EXISTS ${raw(db.dialect.render.table(names, 'outbox'))}`).catch(() => {})
+      await db.close()
+    }
+  }
+  const markdown = `${quick ? `**Quick run**: ${pairs} pairs, ${history} history rows.\n\n` : ''}Two tables with the same rows: ${history} events published over the last 30 days and
+${BACKLOG} pending ones of today; one unpartitioned, one made by \`init --partition-by day\` with
+daily ranges from 31 days back (\`partitions --ensure 7d\` after). Per pair, the relay drains
+the backlog (reset to pending before each drain; no-op publisher, batch ${BATCH}) and \`readStatus\`
+runs three times (median kept), on each table, alternating which goes first; ${pairs} pairs.
+Ratio: partitioned / unpartitioned time, per pair, median (min–max). Target: within ${TARGET}x.
+Load average (2 cores, shared with other engineers' test runs): ${fmt(loadStart)} at the start, ${fmt(loadavg()[0])} at the end.
+
+| dialect | figure | unpartitioned | partitioned | partitioned / unpartitioned | target |
+|---|---|---|---|---|---|
+${rows.join('\n')}`
+  return {title: 'A partitioned outbox: the relay drain and status against an unpartitioned one', markdown, raw: {pairs, history, backlog: BACKLOG, target: TARGET, ...byDialect}}
+}

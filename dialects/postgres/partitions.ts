@@ -1,0 +1,90 @@
+// postgres: declarative RANGE partitions on created_at and a DEFAULT partition, each a table
+// named <outbox>_<label> (<outbox>_default), read back from pg_inherits.
+import type {PartitioningPart, PartitionRange, TableNames} from '../dialect.js'
+import {indexNames, quoteString} from '../shared.js'
+import {raw, sql} from '../sql.js'
+import {quoteIdent, table} from './render.js'
+
+// High churn: leases are HOT updates only if the page has room, and dead tuples pile up fast.
+// A partitioned table takes no storage parameters: each partition carries them.
+export const STORAGE = 'WITH (fillfactor = 80, autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02)'
+
+/** a partition of the outbox, schema-qualified like it */
+function partitionTable(names: TableNames, partition: string): string {
+  return table({...names, outbox: partition}, 'outbox')
+}
+
+export function partitionName(names: TableNames, label: string): string {
+  return `${names.outbox}_${label}`
+}
+
+export function defaultPartitionName(names: TableNames): string {
+  return `${names.outbox}_default`
+}
+
+/** CREATE TABLE ... PARTITION OF for one range (IF NOT EXISTS: init's plan is idempotent) */
+export function createRange(names: TableNames, range: PartitionRange, ifNotExists = true): string {
+  const bounds = `FROM (${quoteString(range.from.toISOString())}) TO (${quoteString(range.to.toISOString())})`
+  return `CREATE TABLE ${ifNotExists ? 'IF NOT EXISTS ' : ''}${partitionTable(names, partitionName(names, range.label))} PARTITION OF ${table(names, 'outbox')} FOR VALUES ${bounds} ${STORAGE};`
+}
+
+export function createDefault(names: TableNames): string {
+  return `CREATE TABLE IF NOT EXISTS ${partitionTable(names, defaultPartitionName(names))} PARTITION OF ${table(names, 'outbox')} DEFAULT ${STORAGE};`
+}
+
+const noSemicolon = (text: string) => raw(text.replace(/;$/, ''))
+
+export const partitioning: PartitioningPart = {
+  primaryKey: '(id, created_at)',
+  partitionName,
+  catchAllName: 'DEFAULT partition',
+  // the bounds are read back from their text, which carries its UTC offset whatever the session's TimeZone
+  list: (names) => sql`SELECT c.relname AS name,
+  (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']*)''\\)'))[1]::timestamptz AS range_from,
+  (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(''([^'']*)''\\)'))[1]::timestamptz AS range_to,
+  CASE WHEN pg_get_expr(c.relpartbound, c.oid) = 'DEFAULT' THEN 1 ELSE 0 END AS catch_all,
+  pg_total_relation_size(c.oid) AS size_bytes
+FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+WHERE i.inhparent = to_regclass(${table(names, 'outbox')})
+ORDER BY catch_all, range_from`,
+  stats: (names, partition) =>
+    sql`SELECT count(*) AS row_count, min(created_at) FILTER (WHERE published_at IS NULL) AS oldest_unpublished FROM ${raw(partitionTable(names, partition))}`,
+  catchAllRows: (names, catchAll, range) =>
+    sql`SELECT count(*) AS n FROM ${raw(partitionTable(names, catchAll))} WHERE created_at >= ${range.from} AND created_at < ${range.to}`,
+  add(names, catchAll, ranges, catchAllHasRows) {
+    const creates = ranges.map((range) => sql`${noSemicolon(createRange(names, range, false))}`)
+    if (!catchAllHasRows) return creates
+    // A range cannot be created while the DEFAULT partition holds rows in it (pgmq#583): take
+    // the DEFAULT partition out, create the ranges, move its rows in through the parent, put it back.
+    const outbox = raw(table(names, 'outbox'))
+    const fallback = raw(partitionTable(names, catchAll))
+    const from = ranges[0].from
+    const to = ranges[ranges.length - 1].to
+    return [
+      sql`ALTER TABLE ${outbox} DETACH PARTITION ${fallback}`,
+      ...creates,
+      sql`WITH moved AS (DELETE FROM ${fallback} WHERE created_at >= ${from} AND created_at < ${to} RETURNING *) INSERT INTO ${outbox} SELECT * FROM moved`,
+      sql`ALTER TABLE ${outbox} ATTACH PARTITION ${fallback} DEFAULT`,
+    ]
+  },
+  migration(names, create) {
+    const old = `${names.outbox}_unpartitioned`
+    const oldTable = table({...names, outbox: old}, 'outbox')
+    const q = quoteIdent
+    const schema = names.schema ? `${q(names.schema)}.` : ''
+    const [now, then] = [indexNames(names), indexNames({...names, outbox: old})]
+    const outboxIndexes = ['pending', 'createdAt', 'failed', 'published'] as const
+    return [
+      '-- with producers and relays stopped, in one transaction:',
+      'BEGIN;',
+      `ALTER TABLE ${table(names, 'outbox')} RENAME TO ${q(old)};`,
+      `ALTER TABLE ${oldTable} RENAME CONSTRAINT ${q(`${names.outbox}_pkey`)} TO ${q(`${old}_pkey`)};`,
+      // index names are the schema's: the new table's would find the old ones and make none
+      ...outboxIndexes.map((ix) => `ALTER INDEX IF EXISTS ${schema}${q(now[ix])} RENAME TO ${q(then[ix])};`),
+      ...create,
+      `INSERT INTO ${table(names, 'outbox')} SELECT * FROM ${oldTable};`,
+      'COMMIT;',
+      `-- then: outbox partitions --ensure 14d, and DROP TABLE ${oldTable} once you no longer need it`,
+    ]
+  },
+}
