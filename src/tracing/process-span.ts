@@ -3,7 +3,7 @@
 // the event stored when it was written, so the handler continues the request's trace. The
 // effect runs inside it: the app's own spans and its database client's are its children.
 import type {Attributes} from '@opentelemetry/api'
-import {openTelemetry} from '../core/opentelemetry.js'
+import {activeTracing} from './active.js'
 import {storedSpanContext, TRACER_NAME} from './trace-context.js'
 
 /** Where a message came from, as the consumer's span names it. */
@@ -22,7 +22,7 @@ export interface TracedEvent {
 
 /** Runs `handle` inside the span; the span records its outcome, or the error it threw. */
 export async function inProcessSpan<T extends string>(event: TracedEvent, consumer: string, source: MessageSource | undefined, handle: () => Promise<T>): Promise<T> {
-  const api = openTelemetry()
+  const api = activeTracing()
   if (!api) return handle()
   const attributes: Attributes = {
     'messaging.operation.type': 'process',

@@ -4,7 +4,7 @@
 // the messages: they carry the stored, starting context (the CloudEvents distributed tracing
 // extension's rule), which the consumer's span continues.
 import type {Attributes, Link} from '@opentelemetry/api'
-import {openTelemetry} from '../core/opentelemetry.js'
+import {activeTracing} from './active.js'
 import {eventHeaders} from '../publishers/envelope.js'
 import type {Publisher, PublishResult} from '../publishers/types.js'
 import type {ClaimedEvent} from '../schema/event-row.js'
@@ -17,7 +17,7 @@ export interface PublishSpan {
 
 /** Starts the span before publisher.publish(events); undefined without @opentelemetry/api. */
 export function startPublishSpan(publisher: Publisher, events: readonly ClaimedEvent[]): PublishSpan | undefined {
-  const api = openTelemetry()
+  const api = activeTracing()
   if (!api) return undefined
   const stored = events.map((event) => storedSpanContext(api, eventHeaders(event)))
   const destinations = new Set(events.map((event) => publisher.messaging?.destination(event)))
