@@ -9,6 +9,7 @@ export type * from './dialect.js'
 export {ERROR_KINDS} from './errors.js'
 export {compile, inline, join, raw, sql, Raw, Sql, type Compiled} from './sql.js'
 export {isCommit} from './wire.js'
+export {parseRetiredComment} from './retention.js'
 
 export const DIALECTS: Record<DialectName, Dialect> = {postgres, mysql, sqlite}
 export {DIALECT_NAMES} from './names.js'

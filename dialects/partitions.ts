@@ -3,6 +3,7 @@
 // of a partition. src/schema/partition-ranges.ts lays the ranges out; src/ops/partitions.ts
 // lists and adds them. Every instant is UTC.
 import type {TableNames} from './dialect.js'
+import type {RetentionPart} from './retention.js'
 import type {Sql} from './sql.js'
 
 export type PartitionInterval = 'day' | 'week' | 'month'
@@ -48,4 +49,6 @@ export interface PartitioningPart {
    * copy, swap), as SQL comments and statements; `create` is init's DDL for the new table.
    */
   migration(names: TableNames, create: string[]): string[]
+  /** how `outbox archive` takes whole partitions out and drops them (dialects/retention.ts) */
+  readonly retention: RetentionPart
 }

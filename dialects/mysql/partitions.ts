@@ -3,6 +3,7 @@
 // catalog; the first one also takes everything before it.
 import type {PartitioningPart, PartitionRange, TableNames} from '../dialect.js'
 import {raw, sql} from '../sql.js'
+import {retention} from './retention.js'
 import {datetime, quoteIdent, table} from './render.js'
 
 export const CATCH_ALL = 'pmax'
@@ -17,6 +18,7 @@ export function partitionClause(ranges: PartitionRange[]): string {
 
 export const partitioning: PartitioningPart = {
   primaryKey: '(id, created_at)',
+  retention,
   partitionName: (_names, label) => label,
   catchAllName: 'MAXVALUE partition',
   list: (names: TableNames) => sql`SELECT name, LAG(range_to) OVER (ORDER BY pos) AS range_from, range_to, catch_all, size_bytes FROM (

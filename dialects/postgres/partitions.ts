@@ -3,6 +3,7 @@
 import type {PartitioningPart, PartitionRange, TableNames} from '../dialect.js'
 import {indexNames, quoteString} from '../shared.js'
 import {raw, sql} from '../sql.js'
+import {retention} from './retention.js'
 import {quoteIdent, table} from './render.js'
 
 // High churn: leases are HOT updates only if the page has room, and dead tuples pile up fast.
@@ -36,6 +37,7 @@ const noSemicolon = (text: string) => raw(text.replace(/;$/, ''))
 
 export const partitioning: PartitioningPart = {
   primaryKey: '(id, created_at)',
+  retention,
   partitionName,
   catchAllName: 'DEFAULT partition',
   // the bounds are read back from their text, which carries its UTC offset whatever the session's TimeZone

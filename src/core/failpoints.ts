@@ -19,6 +19,10 @@ export const STEPS = [
 export const OTHER_FAILPOINTS = [
   // outbox archive: a batch copied into the archive table, not yet deleted, not committed
   'archive.mid-batch',
+  // outbox archive on a partitioned outbox: a whole partition taken out, not yet dropped
+  'archive.partition-detached',
+  // ... and its rows copied into the archive table, the drop not yet run (not committed)
+  'archive.partition-copied',
 ] as const
 
 export type Step = (typeof STEPS)[number] | (typeof OTHER_FAILPOINTS)[number]

@@ -12,6 +12,7 @@ import type {Db} from '../db/index.js'
 import {UsageError} from '../core/errors.js'
 import {exportColumns, exportRows, openExport} from './archive-export.js'
 import {lockedRows, moveRange} from './archive-move.js'
+import {planPartitions, retentionOf, retirePartitions, type PartitionRetentionPlan, type PartitionRetentionResult} from './archive-partitions.js'
 import {moveStatement, summarisedMove} from './archive-one-statement.js'
 import type {Where} from './batch-keyset.js'
 import {forEachStatementBatch} from './batch-one-statement.js'
@@ -62,6 +63,12 @@ export interface ArchivePlan extends ArchiveScope {
   dryRun: true
   /** rows a run would move or delete */
   wouldArchive: number
+  /**
+   * A partitioned outbox: the partitions taken out whole, those held and why, and what the
+   * batches take; null when the table is not partitioned (as init makes it) or with a file
+   * to write (every row goes through the batches then).
+   */
+  partitions: PartitionRetentionPlan | null
 }
 
 /** What an archive run did. */
@@ -72,6 +79,8 @@ export interface ArchiveResult extends ArchiveScope {
   batches: number
   /** stopped early by `signal`: rows after the last committed batch were not touched */
   interrupted: boolean
+  /** a partitioned outbox: what was taken out whole, what was held; null as in the plan */
+  partitions: PartitionRetentionResult | null
 }
 
 /** `outbox archive --json`: the plan under --dry-run, otherwise what was done. */
@@ -106,8 +115,15 @@ function scope(options: ArchiveOptions, before: Date, publishedBefore: Date): Ar
 }
 
 /** A run that changed nothing: what the CLI reports when the plan found nothing to archive. */
-export function nothingArchived({dryRun: _, wouldArchive: __, ...selected}: ArchivePlan): ArchiveResult {
-  return {...selected, dryRun: false, archived: 0, batches: 0, interrupted: false}
+export function nothingArchived({dryRun: _, wouldArchive: __, partitions, ...selected}: ArchivePlan): ArchiveResult {
+  const held = partitions && {detach: partitions.detach, detachWhy: partitions.detachWhy, retired: [], finished: [], held: partitions.held, restored: [], batchedRows: 0}
+  return {...selected, dryRun: false, archived: 0, batches: 0, interrupted: false, partitions: held}
+}
+
+/** What a run has to do: the rows, or, where there are none, the empty partitions it would drop (0: nothing). */
+export function archiveWork(plan: ArchivePlan): number {
+  const partitions = plan.partitions ? plan.partitions.whole.length + plan.partitions.unfinished.length : 0
+  return plan.wouldArchive > 0 ? plan.wouldArchive : partitions
 }
 
 /** Counts per type and a sample of what archive would move. Changes nothing, writes no file. */
@@ -116,7 +132,7 @@ export async function planArchive(db: Db, names: TableNames, options: ArchiveOpt
   const {k} = ctx
   if (!options.delete) await requireArchiveTable(ctx)
   const {before, publishedBefore, where} = await selection(db, options)
-  const out: ArchivePlan = {...scope(options, before, publishedBefore), dryRun: true, wouldArchive: 0}
+  const out: ArchivePlan = {...scope(options, before, publishedBefore), dryRun: true, wouldArchive: 0, partitions: null}
   const base = k.selectFrom(names.outbox).where((eb) => eb.and(where(eb)))
   for (const row of await run(db, base.select(['event_type', sql<number>`COUNT(*)`.as('n')]).groupBy('event_type'))) {
     countBy(out.byType, String(row.event_type), num(row.n))
@@ -124,6 +140,14 @@ export async function planArchive(db: Db, names: TableNames, options: ArchiveOpt
   }
   const sample = await run(db, base.select(['id', 'event_type', 'created_at']).orderBy('created_at').orderBy('id').limit(SAMPLE))
   out.sample = sample.map((row) => sampleOf(db.dialect, row))
+  const retention = !options.toFile && (await retentionOf(ctx, publishedBefore))
+  if (retention) {
+    const {unfinishedByType, ...planned} = await planPartitions(retention, before)
+    const sum = (spans: {rows: number}[]) => spans.reduce((n, p) => n + p.rows, 0)
+    for (const [type, n] of Object.entries(unfinishedByType)) countBy(out.byType, type, n)
+    out.wouldArchive += sum(planned.unfinished)
+    out.partitions = {...planned, batchedRows: out.wouldArchive - sum(planned.whole) - sum(planned.unfinished)}
+  }
   return out
 }
 
@@ -136,7 +160,25 @@ export async function archive(db: Db, names: TableNames, options: ArchiveOptions
   const ctx = await opsContext(db, names)
   if (!options.delete) await requireArchiveTable(ctx)
   const {before, publishedBefore, where} = await selection(db, options)
-  const out: ArchiveResult = {...scope(options, before, publishedBefore), dryRun: false, archived: 0, batches: 0, interrupted: false}
+  const out: ArchiveResult = {...scope(options, before, publishedBefore), dryRun: false, archived: 0, batches: 0, interrupted: false, partitions: null}
+  // whole partitions first (none with a file to write: every row goes through the batches then)
+  const retention = !options.toFile && (await retentionOf(ctx, publishedBefore))
+  if (!retention) return archiveInBatches(ctx, where, options, out)
+  let taken = 0
+  const onRetired = (n: number) => {
+    taken += n
+    options.onProgress?.({seen: taken, changed: taken, batches: 0})
+  }
+  const retired = await retirePartitions(retention, {mode: out.mode, before, byType: out.byType, signal: options.signal, onRetired})
+  out.partitions = {...retired.result, batchedRows: 0}
+  if (retired.interrupted) return {...out, archived: retired.rows, interrupted: true}
+  const onProgress = options.onProgress && ((p: Progress) => options.onProgress!({...p, seen: p.seen + taken, changed: p.changed + taken}))
+  const batched = await archiveInBatches(ctx, where, {...options, onProgress}, out)
+  return {...batched, archived: batched.archived + retired.rows, partitions: {...out.partitions, batchedRows: batched.archived}}
+}
+
+/** The selection's rows in batches (what whole partitions left of it). */
+async function archiveInBatches(ctx: OpsContext, where: Where, options: ArchiveOptions, out: ArchiveResult): Promise<ArchiveResult> {
   const file: FileHandle | undefined = options.toFile ? await openExport(options.toFile) : undefined
   try {
     const first = await moveAll(ctx, where, options, out, file, {replacing: false})

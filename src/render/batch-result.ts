@@ -3,6 +3,7 @@ import type {ArchiveOutput} from '../ops/archive.js'
 import type {ReplayOutput} from '../ops/replay.js'
 import type {SampleEvent} from '../ops/events.js'
 import {palette} from './color.js'
+import {partitionLines} from './archive-partitions.js'
 import {renderTable} from './table.js'
 import {cell} from './events.js'
 
@@ -49,7 +50,7 @@ export async function renderArchive(r: ArchiveOutput): Promise<string> {
   const head = r.dryRun
     ? c.cyan(`dry run: would ${verb} ${r.wouldArchive} ${scope}; nothing changed`)
     : c.green(`${r.mode === 'delete' ? 'deleted' : 'archived'} ${r.archived} ${scope}, in ${r.batches} batch(es)${r.file ? `; written to ${r.file}` : ''}`)
-  const lines = [head, ...(await perType(r.byType))]
+  const lines = [head, ...(await perType(r.byType)), ...(await partitionLines(r))]
   if (!r.dryRun && r.interrupted) lines.push(c.yellow(`interrupted: stopped after batch ${r.batches}, which committed; later rows were not touched; rerun the same command to continue`))
   if (r.dryRun) lines.push(...(await sample(r.sample)))
   return lines.join('\n') + '\n'

@@ -1,0 +1,47 @@
+// mysql: MySQL and MariaDB have no DETACH. A partition's rows leave the outbox by EXCHANGE
+// PARTITION with an empty staging table of the same shape (<outbox>_retire_<partition>, the mark
+// in its comment), one atomic statement; the staging table is then dropped (after its rows were
+// copied into the archive) and the partition, empty now, with DROP PARTITION.
+import type {RetentionPart, TableNames} from '../dialect.js'
+import {retiredComment, retiredOf} from '../retention.js'
+import {quoteString} from '../shared.js'
+import {raw, sql} from '../sql.js'
+import {datetime, quoteIdent, table} from './render.js'
+
+const named = (names: TableNames, name: string) => raw(table({...names, outbox: name}, 'outbox'))
+const outbox = (names: TableNames) => raw(table(names, 'outbox'))
+const staging = (names: TableNames, partition: string) => `${names.outbox}_retire_${partition}`
+const kept = (publishedBefore: Date) => sql`NOT (published_at IS NOT NULL AND failed_at IS NULL AND published_at < ${datetime(publishedBefore)})`
+
+export const retention: RetentionPart = {
+  detachWay: () => ({kind: 'exchange', why: 'EXCHANGE PARTITION with an empty staging table, then DROP PARTITION (MySQL/MariaDB have no DETACH)'}),
+  check: (names, partition, publishedBefore) => sql`SELECT COUNT(*) AS row_count,
+  COALESCE(SUM(published_at IS NULL AND failed_at IS NULL), 0) AS unpublished,
+  COALESCE(SUM(failed_at IS NOT NULL), 0) AS failed,
+  COALESCE(SUM(published_at >= ${datetime(publishedBefore)} AND failed_at IS NULL), 0) AS recent
+FROM ${outbox(names)} PARTITION (${raw(quoteIdent(partition))})`,
+  retiredTable: staging,
+  detach: (names, partition, mode) => {
+    const retired = named(names, staging(names, partition))
+    return [
+      // one left by a run that died before marking it never took part in an exchange: it is empty
+      sql`DROP TABLE IF EXISTS ${retired}`,
+      sql`CREATE TABLE ${retired} LIKE ${outbox(names)}`,
+      sql`ALTER TABLE ${retired} REMOVE PARTITIONING`,
+      sql`ALTER TABLE ${retired} COMMENT = ${raw(quoteString(retiredComment(names, mode, partition)))}`,
+      sql`ALTER TABLE ${outbox(names)} EXCHANGE PARTITION ${raw(quoteIdent(partition))} WITH TABLE ${retired}`,
+    ]
+  },
+  retired: (names) => sql`SELECT table_name AS name, table_comment AS comment, 'detached' AS state FROM information_schema.tables
+WHERE table_schema = COALESCE(${names.schema ?? null}, DATABASE()) AND table_comment LIKE 'outbox retired %'
+  AND RIGHT(table_comment, ${retiredOf(names).length}) = ${retiredOf(names)}
+ORDER BY table_name`,
+  retiredRows: (names, retired, publishedBefore) =>
+    sql`SELECT event_type, COUNT(*) AS n, COALESCE(SUM(${kept(publishedBefore)}), 0) AS kept FROM ${named(names, retired)} GROUP BY event_type`,
+  drop: (names, retired, partition) => [sql`DROP TABLE ${named(names, retired)}`, sql`ALTER TABLE ${outbox(names)} DROP PARTITION ${raw(quoteIdent(partition))}`],
+  discard: (names, retired) => sql`DROP TABLE ${named(names, retired)}`,
+  restore: (names, retired, partition) => [
+    sql`ALTER TABLE ${outbox(names)} EXCHANGE PARTITION ${raw(quoteIdent(partition))} WITH TABLE ${named(names, retired)}`,
+    sql`DROP TABLE ${named(names, retired)}`,
+  ],
+}
