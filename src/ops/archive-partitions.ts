@@ -107,11 +107,13 @@ function detaching(r: Retention): Detaching {
 }
 
 /** The ranges that ended at or before `before`, judged whole or held (one count of each). */
-export async function judgePartitions(r: Retention, before: Date): Promise<{whole: PartitionSpan[]; held: HeldPartition[]}> {
+export async function judgePartitions(r: Retention, before: Date, unfinished: UnfinishedPartition[] = []): Promise<{whole: PartitionSpan[]; held: HeldPartition[]}> {
   const whole: PartitionSpan[] = []
   const held: HeldPartition[] = []
+  // a DETACH ... CONCURRENTLY left pending is still listed: it is the unfinished one's
+  const taken = new Set(unfinished.filter((u) => u.state !== 'attached').map((u) => u.partition))
   for (const p of r.layout.partitions) {
-    if (p.catchAll || !p.to || new Date(p.to).getTime() > before.getTime()) continue
+    if (p.catchAll || !p.to || new Date(p.to).getTime() > before.getTime() || taken.has(p.name)) continue
     const [row] = await r.db.query(r.part.check(r.names, p.name, r.publishedBefore))
     const span = {name: p.name, from: p.from, to: p.to, rows: num(row.row_count)}
     const counts = {unpublished: num(row.unpublished), failed: num(row.failed), recentlyPublished: num(row.recent)}
@@ -148,7 +150,7 @@ export async function unfinishedPartitions(r: Retention): Promise<{unfinished: U
 
 export async function planPartitions(r: Retention, before: Date): Promise<Omit<PartitionRetentionPlan, 'batchedRows'> & {unfinishedByType: Record<string, number>}> {
   const {unfinished, byType} = await unfinishedPartitions(r)
-  return {...detaching(r), ...(await judgePartitions(r, before)), unfinished, unfinishedByType: byType}
+  return {...detaching(r), ...(await judgePartitions(r, before, unfinished)), unfinished, unfinishedByType: byType}
 }
 
 export interface RetireOptions {
@@ -166,6 +168,11 @@ export interface RetireOptions {
  */
 export async function retirePartitions(r: Retention, options: RetireOptions): Promise<{result: Omit<PartitionRetentionResult, 'batchedRows'>; rows: number; interrupted: boolean}> {
   const lock = {key: initLockKey(r.db.dialect, r.names), waitSeconds: 60, busy: 'another outbox init, partitions --ensure or archive on these tables'}
+  // FINALIZE waits for every older transaction, the lock's own among them: it runs before the lock
+  // (finishing a detach a run already decided; the partition is out of the plans meanwhile)
+  for (const u of (await unfinishedPartitions(r)).unfinished) {
+    if (u.state === 'pending') await r.db.execute(r.part.finalize!(r.names, u.partition))
+  }
   return runUnderLock(r.db, lock, async () => {
     const result: Omit<PartitionRetentionResult, 'batchedRows'> = {...detaching(r), retired: [], finished: [], held: [], restored: []}
     let rows = 0
@@ -180,7 +187,6 @@ export async function retirePartitions(r: Retention, options: RetireOptions): Pr
         if (r.part.unmark) await r.db.execute(r.part.unmark(r.names, u.partition))
         continue
       }
-      if (u.state === 'pending') await r.db.execute(r.part.finalize!(r.names, u.partition))
       const done = await finish(r, u.table, u.partition, u.mode, options.byType, false)
       if (done === 'restored') result.restored.push(u.partition)
       else {
