@@ -11,19 +11,39 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)))
 // The open loop's clock: how often it checks what is due. Finer than 1 ms sleeps, which cap a
 // one-at-a-time loop near 1,000/s.
 const TICK_MS = 5
+// a producer whose connection died tries a new one this often (server restart, no free slot)
+const REOPEN_MS = 200
 
 /** A plain session on its own connection: run(text) and end(), either server. */
 export async function session(dialect, url) {
   if (dialect === 'postgres') {
     const client = new pg.Client({connectionString: url})
     await client.connect()
-    client.on('error', () => {})
-    return {run: async (text, values = []) => (await client.query(text, values)).rows, end: () => client.end().catch(() => {}), client}
+    const s = {run: async (text, values = []) => (await client.query(text, values)).rows, end: () => client.end().catch(() => {}), client, dead: false}
+    client.on('error', () => (s.dead = true))
+    client.on('end', () => (s.dead = true))
+    return s
   }
   const u = new URL(url)
   const connection = await mysql.createConnection({host: u.hostname, port: Number(u.port || 3306), user: decodeURIComponent(u.username), password: decodeURIComponent(u.password), database: u.pathname.slice(1)})
-  connection.on('error', () => {})
-  return {run: async (text, values = []) => (await connection.query(text, values))[0], end: () => connection.end().catch(() => {}), client: connection}
+  const s = {run: async (text, values = []) => (await connection.query(text, values))[0], end: () => connection.end().catch(() => {}), client: connection, dead: false}
+  connection.on('error', () => (s.dead = true))
+  connection.on('end', () => (s.dead = true))
+  return s
+}
+
+/** session(), opened again on the next run() once its connection died (a server restart, a KILL). */
+export function reconnecting(dialect, url) {
+  let current
+  const live = async () => {
+    if (!current || current.dead) {
+      await current?.end()
+      current = undefined
+      current = await session(dialect, url)
+    }
+    return current
+  }
+  return {run: async (text, values) => (await live()).run(text, values), end: async () => current?.end()}
 }
 
 /**
@@ -60,7 +80,14 @@ export async function startProducers({dialect, url, names, connections, rate, on
             stats.errors++
             stats.lastError = error.message
             await p.close().catch(() => {})
-            idle.push(await openProducer(dialect, url, names, nextIndex++))
+            // the server may be restarting or out of slots: try again until it takes us
+            while (running) {
+              try {
+                return idle.push(await openProducer(dialect, url, names, nextIndex++))
+              } catch {
+                await sleep(REOPEN_MS)
+              }
+            }
           })
           .finally(() => inFlight.delete(tx))
         inFlight.add(tx)
