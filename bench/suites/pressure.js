@@ -112,10 +112,11 @@ async function run(dialect, config, log) {
     await relays.ready()
     producers = await startProducers({dialect, url, names, connections: config.producers, rate: config.rate, onCommit: (id, t) => committed.set(id, at(t))})
     let running = true
+    const gaugeState = {} // the gauge's own low-water mark (PostgreSQL)
     const sampler = (async () => {
       while (running) {
         const t = at(performance.now())
-        samples.push({t, ...(await gauges(dialect, admin, names).catch((e) => ({error: e.message})))})
+        samples.push({t, ...(await gauges(dialect, admin, names, gaugeState).catch((e) => ({error: e.message})))})
         await sleep(GAUGE_MS)
       }
     })()
