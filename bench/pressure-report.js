@@ -121,6 +121,6 @@ export function pressureMarkdown({quick, config, runs, skipped, relays, readers,
     ...runs.map((r) => table(r, svg)),
     ...Object.entries(skipped).map(([d, why]) => `\n${DB[d]} skipped: ${why}`),
     '',
-    'Reproduce: `npm run build && npm run bench -- pressure` (full: 2 min clean, 10 min idle-in-tx, 10 min active-readers, 2 min high-load, 4 min recovery per database); `--quick`; lengths and faults as options, e.g. `npm run bench -- pressure --idle-seconds=600 --faults=kill,cut --dialects=postgres`.',
+    'Reproduce: `npm run build && npm run bench -- pressure` (full: 2 min clean, 10 min idle-in-tx, 10 min active-readers, 2 min high-load, 4 min recovery per database); `--quick`; lengths and faults as options, e.g. `npm run bench -- pressure --idle-seconds=600 --faults=kill,cut --dialects=postgres`; the server faults on a private server only: `--faults=restart,slots --pg-url=postgres://postgres@127.0.0.1:5433/outbox_bench` (bench/results/pressure-faults.md).',
   ].join('\n')
 }
