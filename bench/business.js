@@ -71,6 +71,8 @@ export async function openProducer(dialect, url, names, index = 0) {
 async function pgSession(url) {
   const client = new pg.Client({connectionString: url})
   await client.connect()
+  // a server restart or a cut connection fails the query in flight; unheard, it would crash the process
+  client.on('error', () => {})
   return {executor: client, begin: 'BEGIN', marks: '$1, $2, $3', run: (text, values) => client.query(text, values), end: () => client.end()}
 }
 
@@ -78,6 +80,7 @@ async function pgSession(url) {
 async function mysqlSession(url) {
   const u = new URL(url)
   const connection = await mysql.createConnection({host: u.hostname, port: Number(u.port || 3306), user: decodeURIComponent(u.username), password: decodeURIComponent(u.password), database: u.pathname.slice(1)})
+  connection.on('error', () => {})
   const run = (text, values) => (values.length ? connection.execute(text, values) : connection.query(text))
   return {executor: connection, begin: 'START TRANSACTION', marks: '?, ?, ?', run, end: () => connection.end()}
 }

@@ -11,15 +11,15 @@ import {median} from './lib.js'
 const mysql = await driver('mysql2/promise')
 const my = DIALECTS.mysql
 
-async function connect(url) {
+export async function connect(url) {
   const u = new URL(url)
   return mysql.createConnection({host: u.hostname, port: Number(u.port || 3306), user: decodeURIComponent(u.username), password: decodeURIComponent(u.password), database: u.pathname.slice(1)})
 }
 
-const rows = async (c, text, values = []) => (await c.query(text, values))[0]
+export const rows = async (c, text, values = []) => (await c.query(text, values))[0]
 
 /** The claim's pick as the relay runs it (its locking read), optionally from a mark. */
-function pick(names, mark) {
+export function pick(names, mark) {
   const from = mark ? `e.created_at >= '${mark}' AND ` : ''
   return `SELECT e.id FROM ${names.outbox} e FORCE INDEX (${names.outbox}_claim_idx)
 WHERE ${from}e.published_at IS NULL AND e.failed_at IS NULL AND (e.lease_until IS NULL OR e.lease_until < UTC_TIMESTAMP(6))
@@ -27,7 +27,7 @@ ORDER BY e.created_at, e.id LIMIT 100 FOR UPDATE SKIP LOCKED`
 }
 
 /** Pages accessed and ms of the pick, in a READ COMMITTED transaction rolled back; median of `repeats`. */
-async function analyze(c, text, repeats) {
+export async function analyze(c, text, repeats) {
   const runs = []
   for (let i = 0; i < repeats; i++) {
     await c.query('START TRANSACTION')
@@ -41,7 +41,7 @@ async function analyze(c, text, repeats) {
 }
 
 /** Publishes n events, `chunk` at a time: inserted, leased, marked with the dialect's own mark. */
-async function publish(c, names, n, chunk) {
+export async function publish(c, names, n, chunk) {
   for (let done = 0; done < n; done += chunk) {
     await c.query(`INSERT INTO ${names.outbox} (id, event_type, aggregate_id, payload, created_at)
 SELECT UUID(), 'order.created', CONCAT('order-', seq), '{}', UTC_TIMESTAMP(6) FROM seq_1_to_${Math.min(chunk, n - done)}`)
@@ -52,7 +52,7 @@ SELECT UUID(), 'order.created', CONCAT('order-', seq), '{}', UTC_TIMESTAMP(6) FR
   }
 }
 
-const historyLength = async (c) => Number((await rows(c, `SELECT COUNT AS n FROM information_schema.INNODB_METRICS WHERE NAME = 'trx_rseg_history_len'`))[0].n)
+export const historyLength = async (c) => Number((await rows(c, `SELECT COUNT AS n FROM information_schema.INNODB_METRICS WHERE NAME = 'trx_rseg_history_len'`))[0].n)
 
 /**
  * The pick once purge has caught up: measured every second (up to 60 s) until it reads no more

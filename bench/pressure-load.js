@@ -3,7 +3,7 @@
 // REPEATABLE READ readers scanning the outbox), and the outbox's gauges (dead tuples, index
 // size, the pending scan's buffers; InnoDB's history list on MariaDB).
 import {openProducer} from './business.js'
-import {driver} from './lib-under-test.js'
+import {DIALECTS, driver} from './lib-under-test.js'
 
 const [pg, mysql] = await Promise.all([driver('pg'), driver('mysql2/promise')])
 
@@ -11,19 +11,39 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)))
 // The open loop's clock: how often it checks what is due. Finer than 1 ms sleeps, which cap a
 // one-at-a-time loop near 1,000/s.
 const TICK_MS = 5
+// a producer whose connection died tries a new one this often (server restart, no free slot)
+const REOPEN_MS = 200
 
 /** A plain session on its own connection: run(text) and end(), either server. */
 export async function session(dialect, url) {
   if (dialect === 'postgres') {
     const client = new pg.Client({connectionString: url})
     await client.connect()
-    client.on('error', () => {})
-    return {run: async (text, values = []) => (await client.query(text, values)).rows, end: () => client.end().catch(() => {}), client}
+    const s = {run: async (text, values = []) => (await client.query(text, values)).rows, end: () => client.end().catch(() => {}), client, dead: false}
+    client.on('error', () => (s.dead = true))
+    client.on('end', () => (s.dead = true))
+    return s
   }
   const u = new URL(url)
   const connection = await mysql.createConnection({host: u.hostname, port: Number(u.port || 3306), user: decodeURIComponent(u.username), password: decodeURIComponent(u.password), database: u.pathname.slice(1)})
-  connection.on('error', () => {})
-  return {run: async (text, values = []) => (await connection.query(text, values))[0], end: () => connection.end().catch(() => {}), client: connection}
+  const s = {run: async (text, values = []) => (await connection.query(text, values))[0], end: () => connection.end().catch(() => {}), client: connection, dead: false}
+  connection.on('error', () => (s.dead = true))
+  connection.on('end', () => (s.dead = true))
+  return s
+}
+
+/** session(), opened again on the next run() once its connection died (a server restart, a KILL). */
+export function reconnecting(dialect, url) {
+  let current
+  const live = async () => {
+    if (!current || current.dead) {
+      await current?.end()
+      current = undefined
+      current = await session(dialect, url)
+    }
+    return current
+  }
+  return {run: async (text, values) => (await live()).run(text, values), end: async () => current?.end()}
 }
 
 /**
@@ -60,7 +80,14 @@ export async function startProducers({dialect, url, names, connections, rate, on
             stats.errors++
             stats.lastError = error.message
             await p.close().catch(() => {})
-            idle.push(await openProducer(dialect, url, names, nextIndex++))
+            // the server may be restarting or out of slots: try again until it takes us
+            while (running) {
+              try {
+                return idle.push(await openProducer(dialect, url, names, nextIndex++))
+              } catch {
+                await sleep(REOPEN_MS)
+              }
+            }
           })
           .finally(() => inFlight.delete(tx))
         inFlight.add(tx)
@@ -121,15 +148,34 @@ export async function startReaders(dialect, url, table, count, pauseMs = 200) {
   return {stop: async () => ((running = false), await Promise.all(loops)), end: async () => ((running = false), await Promise.all(sessions.map((s) => s.end())))}
 }
 
+/**
+ * PostgreSQL: a low-water mark kept as the relay keeps its own (the dialect's claimMark
+ * statements), moved once per sample (every 2 s; the relay's moves every 50 ms at most, so its
+ * walk is shorter), and the claim's pick from it under EXPLAIN: the buffers the relay's claim
+ * reads, a figure the machine's load does not change. `state` carries the mark between samples.
+ */
+async function markScan(s, names, state) {
+  const pg = DIALECTS.postgres
+  const run = async (statement) => {
+    const {text, params} = pg.render.compile(statement)
+    return (await s.run(text, params))[0]
+  }
+  const {bound} = await run(pg.relay.claimMark.writersBound(names))
+  state.mark = (await run(pg.relay.claimMark.next(names, state.mark ?? pg.relay.claimMark.none, bound))).mark ?? bound
+  const [plan] = await s.run(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT id FROM ${names.outbox} WHERE created_at >= $1::timestamptz AND published_at IS NULL AND failed_at IS NULL AND (lease_until IS NULL OR lease_until < now()) ORDER BY created_at, id LIMIT 100`, [state.mark])
+  const top = plan['QUERY PLAN'][0]
+  return top.Plan['Shared Hit Blocks'] + top.Plan['Shared Read Blocks']
+}
+
 /** The outbox's gauges now: one row of numbers, the same keys on every sample of a dialect. */
-export async function gauges(dialect, s, names) {
+export async function gauges(dialect, s, names, state = {}) {
   if (dialect === 'postgres') {
     const [t] = await s.run('SELECT n_dead_tup::int AS dead, n_live_tup::int AS live FROM pg_stat_user_tables WHERE relname = $1', [names.outbox])
     const [size] = await s.run(`SELECT pg_relation_size($1::regclass)::bigint AS pending_index, pg_indexes_size($2::regclass)::bigint AS indexes`, [`${names.outbox}_pending_idx`, names.outbox])
     // the claim's index scan, read-only (no FOR UPDATE, so no relay is kept waiting)
     const [plan] = await s.run(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT id FROM ${names.outbox} WHERE published_at IS NULL AND failed_at IS NULL AND (lease_until IS NULL OR lease_until < now()) ORDER BY created_at, id LIMIT 100`)
     const top = plan['QUERY PLAN'][0]
-    return {dead: t?.dead ?? 0, pendingIndexKiB: Number(size.pending_index) / 1024, indexesKiB: Number(size.indexes) / 1024, scanBuffers: top.Plan['Shared Hit Blocks'] + top.Plan['Shared Read Blocks'], scanMs: top['Execution Time']}
+    return {dead: t?.dead ?? 0, pendingIndexKiB: Number(size.pending_index) / 1024, indexesKiB: Number(size.indexes) / 1024, scanBuffers: top.Plan['Shared Hit Blocks'] + top.Plan['Shared Read Blocks'], scanMs: top['Execution Time'], markScanBuffers: await markScan(s, names, state)}
   }
   const [h] = await s.run(`SELECT COUNT AS n FROM information_schema.INNODB_METRICS WHERE NAME = 'trx_rseg_history_len'`)
   const [size] = await s.run('SELECT INDEX_LENGTH AS i FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?', [names.outbox])

@@ -49,6 +49,8 @@ export function phaseFigures({phases, committed, published, duplicates = [], bat
       batches: batchMs.length,
       scanBuffersMax: Math.max(-Infinity, ...gauges.map((g) => g.scanBuffers).filter(Number.isFinite)),
       scanBuffersEnd: last.scanBuffers,
+      markScanBuffersMax: Math.max(-Infinity, ...gauges.map((g) => g.markScanBuffers).filter(Number.isFinite)),
+      markScanBuffersEnd: last.markScanBuffers,
       scanMsMedian: gauges.length ? median(gauges.map((g) => g.scanMs)) : NaN,
       dead: last.dead,
       historyLength: last.historyLength,
@@ -57,30 +59,33 @@ export function phaseFigures({phases, committed, published, duplicates = [], bat
       backlogAtEnd: backlog,
       duplicates: duplicates.filter((t) => within(t, p)).length,
       to: p.to,
+      faultTo: p.faultTo,
     }
   })
-  // time from a phase's end to the first second whose p99 is back at the clean phase's
+  // time from a phase's end (a restart's: the server answering again) to the first second whose
+  // p99 is back at the clean phase's
   const clean = rows.find((r) => r.name === 'clean')?.p99
   for (const r of rows) {
     if (r.name === 'clean' || !Number.isFinite(clean)) continue
-    const back = series.find((s) => s.t >= Math.floor(r.to) && s.p99 <= clean)
-    r.backToCleanP99S = back ? Math.max(0, back.t + 1 - r.to) : NaN
+    const end = r.faultTo ?? r.to
+    const back = series.find((s) => s.t >= Math.floor(end) && s.p99 <= clean)
+    r.backToCleanP99S = back ? Math.max(0, back.t + 1 - end) : NaN
   }
   return rows
 }
 
 const DB = {postgres: 'PostgreSQL', mysql: 'MariaDB'}
 
-function table(run) {
+function table(run, svg) {
   const pg = run.dialect === 'postgres'
   const head = pg
-    ? '| phase | s | produced/s (target) | published/s | p50 ms | p99 ms | relay batch ms mean (p99) | pending scan buffers end (max) | scan ms | dead tuples | pending index KiB | backlog at end | duplicates | back to clean p99 |'
+    ? '| phase | s | produced/s (target) | published/s | p50 ms | p99 ms | relay batch ms mean (p99) | pending scan buffers end (max) | scan ms | from the mark: buffers end (max) | dead tuples | pending index KiB | backlog at end | duplicates | back to clean p99 |'
     : '| phase | s | produced/s (target) | published/s | p50 ms | p99 ms | relay batch ms mean (p99) | pending scan ms | history list length | indexes KiB | backlog at end | duplicates | back to clean p99 |'
   const rows = run.phases.map((f) => {
     const common = `| ${f.name} | ${fmt(f.seconds, 0)} | ${fmt(f.producedPerS, 0)} (${fmt(f.targetRate, 0)}) | ${fmt(f.publishedPerS, 0)} | ${fmt(f.p50)} | ${fmt(f.p99)} | ${fmt(f.batchMsMean, 2)} (${fmt(f.batchMsP99, 1)}) |`
     const back = f.name === 'clean' ? '-' : Number.isFinite(f.backToCleanP99S) ? `${fmt(f.backToCleanP99S, 0)} s` : 'not within the run'
     return pg
-      ? `${common} ${fmt(f.scanBuffersEnd, 0)} (${fmt(f.scanBuffersMax, 0)}) | ${fmt(f.scanMsMedian, 2)} | ${f.dead ?? '-'} | ${fmt(f.pendingIndexKiB, 0)} | ${f.backlogAtEnd} | ${f.duplicates ?? '-'} | ${back} |`
+      ? `${common} ${fmt(f.scanBuffersEnd, 0)} (${fmt(f.scanBuffersMax, 0)}) | ${fmt(f.scanMsMedian, 2)} | ${fmt(f.markScanBuffersEnd, 0)} (${fmt(f.markScanBuffersMax, 0)}) | ${f.dead ?? '-'} | ${fmt(f.pendingIndexKiB, 0)} | ${f.backlogAtEnd} | ${f.duplicates ?? '-'} | ${back} |`
       : `${common} ${fmt(f.scanMsMedian, 2)} | ${f.historyLength ?? '-'} | ${fmt(f.indexesKiB, 0)} | ${f.backlogAtEnd} | ${f.duplicates ?? '-'} | ${back} |`
   })
   const t = run.totals
@@ -88,27 +93,34 @@ function table(run) {
   return [
     `### ${DB[run.dialect]}`,
     '',
-    `![throughput and p99 per second, ${DB[run.dialect]}](bench/results/pressure-${run.dialect}.svg)`,
+    `![throughput and p99 per second, ${DB[run.dialect]}](bench/results/${svg(run.dialect)})`,
     '',
     head,
     head.replace(/[^|]+/g, '---'),
     ...rows,
     '',
-    `Events committed ${t.committed}, published ${t.published}; **lost ${t.lost}**, duplicates ${t.duplicates}, rows still unmarked when the relays stopped ${t.unpublishedRows} (published, their mark lost to a fault: sent again once their lease lapses). Relay exits nobody asked for: ${exits}. SIGKILLs: ${t.kills}; connections cut: ${t.connectionsCut}; producer transactions failed: ${t.producerErrors}${t.producerLastError ? ` (last: ${t.producerLastError})` : ''}.`,
+    `Events committed ${t.committed}, published ${t.published}; **lost ${t.lost}**, duplicates ${t.duplicates}, rows still unmarked when the relays stopped ${t.unpublishedRows} (published, their mark lost to a fault: sent again once their lease lapses). Relay exits nobody asked for: ${exits}. SIGKILLs: ${t.kills}; connections cut: ${t.connectionsCut}; producer transactions failed: ${t.producerErrors}${t.producerLastError ? ` (last: ${t.producerLastError})` : ''}.${faultLine(t)}`,
   ].join('\n')
 }
 
-export function pressureMarkdown({quick, config, runs, skipped, relays, readers}) {
+function faultLine(t) {
+  const parts = []
+  if (t.restarts?.length) parts.push(`Server restarts: ${t.restarts.length}, answering again after ${t.restarts.map((s) => `${fmt(s, 1)} s`).join(', ')} (back to clean p99 counted from then)`)
+  if (t.slots?.length) parts.push(`Slots phase: ${t.slots.map((s) => `${s.held} idle sessions held`).join(', ')} (the server refused the next: ${t.slots[0].refusal})`)
+  return parts.length ? ` ${parts.join('. ')}.` : ''
+}
+
+export function pressureMarkdown({quick, config, runs, skipped, relays, readers, svg = (d) => `pressure-${d}.svg`}) {
   const phases = config.phases.map((p) => `${p.name} ${p.seconds} s`).join(', ')
   return [
     quick ? '**Quick run**: 20 s phases; the figure that matters is 10 minutes of idle-in-tx (`npm run bench -- pressure`, or `--idle-seconds=600`).\n' : '',
-    `${config.rate} events/s (1.5x in high-load) produced on schedule by ${config.producers} connections, one business transaction each (insert an order row + \`writeEvent\`, COMMIT); ${relays} \`outbox relay\` processes (the shipped CLI: \`--publisher stdout --poll 100ms --log-format json\`, \`--listen\` on PostgreSQL${config.claimFrom ? `, \`--claim-from ${config.claimFrom}\`` : ''}) whose stdout lines are timed as they arrive. Phases: ${phases}. idle-in-tx: one session holds \`BEGIN; SELECT txid_current()\` (MariaDB: \`START TRANSACTION WITH CONSISTENT SNAPSHOT\` and a read) for the phase; active-readers: ${readers} REPEATABLE READ sessions, each one transaction for the phase, scanning the outbox every 200 ms; high-load: 1.5x the rate; relay-kill: relay 1 SIGKILLed every 5 s and restarted 0.5 s later; conn-cut: the relays' connections ended (\`pg_terminate_backend\` by application_name; MariaDB \`KILL\` by the relays' client ports) every 250 ms.`,
+    `${config.rate} events/s (1.5x in high-load) produced on schedule by ${config.producers} connections, one business transaction each (insert an order row + \`writeEvent\`, COMMIT); ${relays} \`outbox relay\` processes (the shipped CLI: \`--publisher stdout --poll 100ms --log-format json\`, \`--listen\` on PostgreSQL${config.claimFrom ? `, \`--claim-from ${config.claimFrom}\`` : ''}) whose stdout lines are timed as they arrive. Phases: ${phases}. idle-in-tx: one session holds \`BEGIN; SELECT txid_current()\` (MariaDB: \`START TRANSACTION WITH CONSISTENT SNAPSHOT\` and a read) for the phase; active-readers: ${readers} REPEATABLE READ sessions, each one transaction for the phase, scanning the outbox every 200 ms; high-load: 1.5x the rate; relay-kill: relay 1 SIGKILLed every 5 s and restarted 0.5 s later; conn-cut: the relays' connections ended (\`pg_terminate_backend\` by application_name; MariaDB \`KILL\` by the relays' client ports) every 250 ms; db-restart: the (private) server restarted a third into the phase${config.downSeconds ? `, kept stopped ${config.downSeconds} s` : ''} (\`pg_ctlcluster restart\`; mariadbd SIGTERM, then started with its own command line); slots-full: idle sessions take every connection slot but ${config.slotsFree ?? 3} for the phase, and the relays' connections are cut every 5 s so they connect again into those.`,
     '',
-    'Columns: produced/s (target: the schedule; below it, the producers\' connections could not commit faster on this machine) and published/s over the phase; latency = the relay line read here − the producer\'s COMMIT returned, for the events committed in the phase; relay batch ms from each relay\'s own batch log line (claim to marked); gauges sampled every 2 s: on PostgreSQL the claim\'s index scan as `EXPLAIN (ANALYZE, BUFFERS)` of its SELECT (no lock; buffers do not depend on the machine\'s load) and `pg_stat_user_tables.n_dead_tup`, on MariaDB the same SELECT timed and `trx_rseg_history_len`; backlog = events committed by the phase\'s end and not yet published; back to clean p99 = from the phase\'s end to the first second whose p99 is at or under the clean phase\'s. This machine is shared: rates and milliseconds are this run\'s, the buffer counts are the load-independent figures.',
+    'Columns: produced/s (target: the schedule; below it, the producers\' connections could not commit faster on this machine) and published/s over the phase; latency = the relay line read here − the producer\'s COMMIT returned, for the events committed in the phase; relay batch ms from each relay\'s own batch log line (claim to marked); gauges sampled every 2 s: on PostgreSQL the claim\'s index scan as `EXPLAIN (ANALYZE, BUFFERS)` of its SELECT (no lock; buffers do not depend on the machine\'s load) from the start of the index and, last column, from a low-water mark the gauge keeps with the dialect\'s own statements, moved every 2 s (what the relays\' claim from the mark reads, a little more: theirs moves every 50 ms) and `pg_stat_user_tables.n_dead_tup`, on MariaDB the same SELECT timed and `trx_rseg_history_len`; backlog = events committed by the phase\'s end and not yet published; back to clean p99 = from the phase\'s end to the first second whose p99 is at or under the clean phase\'s. This machine is shared: rates and milliseconds are this run\'s, the buffer counts are the load-independent figures.',
     '',
-    ...runs.map(table),
+    ...runs.map((r) => table(r, svg)),
     ...Object.entries(skipped).map(([d, why]) => `\n${DB[d]} skipped: ${why}`),
     '',
-    'Reproduce: `npm run build && npm run bench -- pressure` (full: 2 min clean, 10 min idle-in-tx, 10 min active-readers, 2 min high-load, 4 min recovery per database); `--quick`; lengths and faults as options, e.g. `npm run bench -- pressure --idle-seconds=600 --faults=kill,cut --dialects=postgres`.',
+    'Reproduce: `npm run build && npm run bench -- pressure` (full: 2 min clean, 10 min idle-in-tx, 10 min active-readers, 2 min high-load, 4 min recovery per database); `--quick`; lengths and faults as options, e.g. `npm run bench -- pressure --idle-seconds=600 --faults=kill,cut --dialects=postgres`; the server faults on a private server only: `--faults=restart,slots --pg-url=postgres://postgres@127.0.0.1:5433/outbox_bench` (bench/results/pressure-faults.md).',
   ].join('\n')
 }

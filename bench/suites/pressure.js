@@ -10,18 +10,25 @@
 // Options (`npm run bench -- pressure --idle-seconds=600`): --rate=N (default 1000),
 // --seconds=N (every phase), --clean-seconds= --idle-seconds= --readers-seconds=
 // --high-seconds= --recovery-seconds= --fault-seconds=, --dialects=postgres,mysql,
-// --faults=kill,cut, --producers=N, --claim-from=mark|start (the relays' flag; default theirs). --quick: 20 s phases.
+// --faults=kill,cut,restart,slots, --producers=N, --claim-from=mark|start (the relays' flag; default
+// theirs), --pg-url= --mysql-url= (the servers; restart and slots refuse the shared ones),
+// --slots-free=N (slots left free in the slots phase, default 3), --down-seconds=N (the restart
+// keeps the server stopped that long, default 0), --label=NAME (the plots are
+// pressure-NAME-<dialect>.svg). --quick: 20 s phases.
+// restart: the server restarted a third into the phase (bench/pressure-faults.js); slots: all
+// but --slots-free connection slots taken by idle sessions for the phase, the relays'
+// connections cut every 5 s so they must connect again into the few left.
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {onInterrupt} from '../interrupt.js'
 import {dropTables, freshTables} from '../outbox.js'
-import {gauges, holdHorizon, session, startProducers, startReaders} from '../pressure-load.js'
+import {hogSlots, requirePrivate, restartServer} from '../pressure-faults.js'
+import {gauges, holdHorizon, reconnecting, startProducers, startReaders} from '../pressure-load.js'
 import {RelaySet} from '../pressure-relays.js'
 import {pressureSvg} from '../pressure-svg.js'
 import {ensurePgDatabase, lib, MYSQL_URL, PG_URL, unreachable} from '../servers.js'
 import {pressureMarkdown, phaseFigures, secondSeries} from '../pressure-report.js'
 
-const URLS = {postgres: PG_URL, mysql: MYSQL_URL}
 const RELAYS = 2
 // Producer connections: a durable COMMIT takes 10-40 ms on this loaded machine, so 1,500/s
 // needs a few dozen transactions in flight.
@@ -31,12 +38,14 @@ const GAUGE_MS = 2000
 const DRAIN_MS = 60_000
 const KILL_EVERY_MS = 5000
 const CUT_EVERY_MS = 250
+const SLOTS_CUT_EVERY_MS = 5000
+const SLOTS_FREE = 3
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)))
 
 function options(args, quick) {
   const opt = Object.fromEntries(args.filter((a) => a.startsWith('--') && a.includes('=')).map((a) => a.slice(2).split('=')))
-  const known = ['rate', 'seconds', 'clean-seconds', 'idle-seconds', 'readers-seconds', 'high-seconds', 'recovery-seconds', 'fault-seconds', 'dialects', 'faults', 'producers', 'claim-from']
+  const known = ['rate', 'seconds', 'clean-seconds', 'idle-seconds', 'readers-seconds', 'high-seconds', 'recovery-seconds', 'fault-seconds', 'dialects', 'faults', 'producers', 'claim-from', 'pg-url', 'mysql-url', 'slots-free', 'label', 'down-seconds']
   const unknown = Object.keys(opt).filter((k) => !known.includes(k))
   if (unknown.length) throw new Error(`pressure: unknown option(s) ${unknown.map((k) => `--${k}`).join(', ')}; known: ${known.map((k) => `--${k}=`).join(' ')}`)
   const base = Number(opt.seconds ?? (quick ? 20 : 0))
@@ -50,18 +59,27 @@ function options(args, quick) {
     {name: 'recovery', seconds: len('recovery-seconds', 240)},
     ...(faults.includes('kill') ? [{name: 'relay-kill', seconds: len('fault-seconds', 60), kill: true}] : []),
     ...(faults.includes('cut') ? [{name: 'conn-cut', seconds: len('fault-seconds', 60), cut: true}] : []),
+    ...(faults.includes('restart') ? [{name: 'db-restart', seconds: len('fault-seconds', 60), restart: true}] : []),
+    ...(faults.includes('slots') ? [{name: 'slots-full', seconds: len('fault-seconds', 60), slots: true}] : []),
     ...(faults.length ? [{name: 'after-faults', seconds: len('recovery-seconds', 240)}] : []),
   ]
   for (const p of phases) if (!(p.seconds > 0)) throw new Error(`pressure: ${p.name} needs a positive length in seconds`)
-  return {rate: Number(opt.rate ?? 1000), producers: Number(opt.producers ?? PRODUCERS), dialects: (opt.dialects ?? 'postgres,mysql').split(','), claimFrom: opt['claim-from'], phases}
+  const unknownFault = faults.filter((f) => !['kill', 'cut', 'restart', 'slots'].includes(f))
+  if (unknownFault.length) throw new Error(`pressure: unknown fault(s) ${unknownFault.join(', ')}; known: kill, cut, restart, slots`)
+  const urls = {postgres: opt['pg-url'] ?? PG_URL, mysql: opt['mysql-url'] ?? MYSQL_URL}
+  const dialects = (opt.dialects ?? 'postgres,mysql').split(',')
+  for (const d of dialects) for (const f of faults.filter((x) => x === 'restart' || x === 'slots')) if (urls[d]) requirePrivate(d, urls[d], f)
+  const slotsFree = Number(opt['slots-free'] ?? SLOTS_FREE)
+  return {rate: Number(opt.rate ?? 1000), producers: Number(opt.producers ?? PRODUCERS), dialects, urls, slotsFree, downSeconds: Number(opt['down-seconds'] ?? 0), label: opt.label, claimFrom: opt['claim-from'], phases}
 }
 
 /** One run on one dialect: every phase in turn, then the drain; the tables dropped in any case. */
 async function run(dialect, config, log) {
-  const url = URLS[dialect]
+  const url = config.urls[dialect]
   const db = await lib.openDb(url, {poolSize: 1})
   const names = await freshTables(db, 'prs')
-  const admin = await session(dialect, url)
+  // opened again after a server restart
+  const admin = reconnecting(dialect, url)
   const t0 = performance.now()
   const at = (t) => (t - t0) / 1000
   const committed = new Map()
@@ -94,34 +112,54 @@ async function run(dialect, config, log) {
     await relays.ready()
     producers = await startProducers({dialect, url, names, connections: config.producers, rate: config.rate, onCommit: (id, t) => committed.set(id, at(t))})
     let running = true
+    const gaugeState = {} // the gauge's own low-water mark (PostgreSQL)
     const sampler = (async () => {
       while (running) {
         const t = at(performance.now())
-        samples.push({t, ...(await gauges(dialect, admin, names).catch((e) => ({error: e.message})))})
+        samples.push({t, ...(await gauges(dialect, admin, names, gaugeState).catch((e) => ({error: e.message})))})
         await sleep(GAUGE_MS)
       }
     })()
     let cuts = 0
+    const restarts = [] // seconds each restart took until the server answered
+    const slots = [] // idle sessions held, and the server's refusal that stopped the count
     for (const phase of config.phases) {
       const from = at(performance.now())
       producers.setRate(config.rate * (phase.factor ?? 1))
       const held = phase.hold ? await holdHorizon(dialect, url, names.outbox) : undefined
       const readers = phase.readers ? await startReaders(dialect, url, names.outbox, READERS) : undefined
-      for (const h of [held, readers]) if (h) holders.add(h)
+      const hogs = phase.slots ? await hogSlots(dialect, url, config.slotsFree) : undefined
+      for (const h of [held, readers, hogs]) if (h) holders.add(h)
+      if (hogs) slots.push({held: hogs.count, refusal: hogs.refusal})
       const end = performance.now() + phase.seconds * 1000
       let nextKill = performance.now() + KILL_EVERY_MS
+      let nextSlotsCut = performance.now() + SLOTS_CUT_EVERY_MS
+      let restartAt = phase.restart ? performance.now() + (phase.seconds * 1000) / 3 : Infinity
+      let faultTo
       while (performance.now() < end) {
         if (phase.kill && performance.now() >= nextKill) {
           nextKill += KILL_EVERY_MS
           relays.kill(0)
         }
         if (phase.cut) cuts += await relays.cutConnections(admin).catch(() => 0)
+        if (phase.slots && performance.now() >= nextSlotsCut) {
+          nextSlotsCut += SLOTS_CUT_EVERY_MS
+          cuts += await relays.cutConnections(admin).catch(() => 0)
+        }
+        if (performance.now() >= restartAt) {
+          restartAt = Infinity
+          log(`${dialect} ${phase.name}: restarting the server`)
+          restarts.push(await restartServer(dialect, url, config.downSeconds))
+          faultTo = at(performance.now())
+          log(`${dialect} ${phase.name}: the server answers again after ${restarts.at(-1).toFixed(1)} s`)
+        }
         await sleep(phase.cut ? CUT_EVERY_MS : 100)
       }
       await held?.release()
       await readers?.stop()
+      await hogs?.release()
       holders.clear()
-      phases.push({name: phase.name, from, to: at(performance.now()), rate: config.rate * (phase.factor ?? 1)})
+      phases.push({name: phase.name, from, to: at(performance.now()), faultTo, rate: config.rate * (phase.factor ?? 1)})
       log(`${dialect} ${phase.name}: ${phase.seconds} s, ${committed.size} committed, ${published.size} published so far`)
     }
     await producers.stop()
@@ -134,8 +172,8 @@ async function run(dialect, config, log) {
     const lost = [...committed.keys()].filter((id) => !published.has(id)).length
     const series = secondSeries(committed, published, at(performance.now()))
     const figures = phaseFigures({phases, committed, published, duplicates, batches, samples, series})
-    writeFileSync(join(new URL('../results', import.meta.url).pathname, `pressure-${dialect}.svg`), pressureSvg({title: `outbox relay x${RELAYS} under pressure: ${dialect === 'postgres' ? 'PostgreSQL' : 'MariaDB'}, target ${config.rate} events/s`, series, phases}))
-    return {dialect, phases: figures, series, totals: {committed: committed.size, published: published.size, lost, duplicates: duplicates.length, unpublishedRows: Number(left.n), producerErrors: producers.stats.errors, producerLastError: producers.stats.lastError, relayExits: relays.exits, kills: relays.kills, connectionsCut: cuts}}
+    writeFileSync(join(new URL('../results', import.meta.url).pathname, svgName(config.label, dialect)), pressureSvg({title: `outbox relay x${RELAYS} under pressure: ${dialect === 'postgres' ? 'PostgreSQL' : 'MariaDB'}, target ${config.rate} events/s`, series, phases}))
+    return {dialect, phases: figures, series, totals: {committed: committed.size, published: published.size, lost, duplicates: duplicates.length, unpublishedRows: Number(left.n), producerErrors: producers.stats.errors, producerLastError: producers.stats.lastError, relayExits: relays.exits, kills: relays.kills, connectionsCut: cuts, restarts, slots}}
   } finally {
     unregister()
     await dropAll()
@@ -144,20 +182,22 @@ async function run(dialect, config, log) {
   }
 }
 
+const svgName = (label, dialect) => `pressure-${label ? `${label}-` : ''}${dialect}.svg`
+
 export default async function pressure({quick, log, args = []}) {
   const config = options(args, quick)
   const skipped = {}
   for (const d of config.dialects) {
-    if (!URLS[d]) throw new Error(`pressure: unknown dialect ${d} (postgres, mysql)`)
-    if (d === 'postgres') await ensurePgDatabase()
-    const down = await unreachable(URLS[d])
+    if (!config.urls[d]) throw new Error(`pressure: unknown dialect ${d} (postgres, mysql)`)
+    if (d === 'postgres') await ensurePgDatabase(config.urls.postgres)
+    const down = await unreachable(config.urls[d])
     if (down) skipped[d] = down
   }
   const runs = []
   for (const d of config.dialects.filter((x) => !skipped[x])) runs.push(await run(d, config, log))
   return {
     title: 'Relay under production pressure (two `outbox relay` processes, phases)',
-    markdown: pressureMarkdown({quick, config, runs, skipped, relays: RELAYS, readers: READERS}),
+    markdown: pressureMarkdown({quick, config, runs, skipped, relays: RELAYS, readers: READERS, svg: (d) => svgName(config.label, d)}),
     raw: {config, skipped, runs},
   }
 }

@@ -29,6 +29,21 @@ export function classifyDbError(error: unknown, dialect?: Dialect): {kind: DbErr
 }
 
 /**
+ * The server could not be reached, went away, or had no connection slot left: the same
+ * statement may well succeed on a new connection once it is back (the relay retries soon).
+ * The error's cause is looked at too, for a driver error wrapped on its way up.
+ */
+export function isConnectionTrouble(error: unknown, dialect?: Dialect): boolean {
+  for (let e = error, depth = 0; e && depth < 3; e = (e as {cause?: unknown}).cause, depth++) {
+    const code = String((e as DriverError).code ?? '')
+    if (UNREACHABLE.has(code) || LOST.has(code)) return true
+    const kind = classifyDbError(e, dialect)?.kind
+    if (kind === 'lost' || kind === 'too-many-connections') return true
+  }
+  return false
+}
+
+/**
  * No pooled connection came free within the wait bound (OpenOptions.connectTimeoutMs): every
  * connection stayed checked out that long. Thrown by the drivers, which know the bound and the
  * pool size; no size means SQLite's single connection.

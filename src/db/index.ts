@@ -5,7 +5,7 @@ import {describeDbError} from './errors.js'
 import type {Db, OpenOptions} from './types.js'
 
 export type {Db, Listener, OpenOptions, Queryable, QueryOptions, Row, TransactionOptions} from './types.js'
-export {describeDbError} from './errors.js'
+export {describeDbError, isConnectionTrouble} from './errors.js'
 
 export async function openDb(url: string, options: OpenOptions = {}): Promise<Db> {
   const dialect = await dialectOfUrl(url)

@@ -14,6 +14,7 @@ import {claimBatch, markPublished, releaseLeases, retryEvent, type ClaimedEvent}
 import {RelayMetrics} from './metrics.js'
 import {defaultOwner} from './owner.js'
 import {Wakeup} from './wakeup.js'
+import {failureWait} from './reconnect.js'
 import {nextTurn} from '../core/event-loop.js'
 import {clip} from '../core/text.js'
 import {startPublishSpan} from '../tracing/publish-span.js'
@@ -73,7 +74,6 @@ export interface DrainResult {
 }
 
 const SILENT: RelayLogger = {info() {}, warn() {}, error() {}}
-const MAX_IDLE_BACKOFF_MS = 30_000
 /** share of the lease after which the unsent half of a batch is handed back, not sent */
 const LATE_FRACTION = 0.8
 
@@ -209,8 +209,9 @@ export class Relay {
           // batch that could not be settled lapse, and the events are delivered again.
           failures++
           this.metrics.errors++
-          this.logger.error('relay cycle failed', {error: errorText(error), consecutive: failures})
-          await this.wakeup.sleep(Math.min(MAX_IDLE_BACKOFF_MS, this.pollMs * 2 ** Math.min(failures - 1, 10)))
+          const waitMs = failureWait(this.pollMs, failures, error, this.db.dialect)
+          this.logger.error('relay cycle failed', {error: errorText(error), consecutive: failures, retryInMs: waitMs})
+          await this.wakeup.sleep(waitMs)
         }
       }
     }
