@@ -12,7 +12,7 @@ export default class Verify extends OutboxCommand {
   static override summary = 'Prove the claim semantics on a live database, on a scratch table it creates and drops'
   static override description = `Creates a scratch table (outbox_verify_<random>, the normal DDL), runs the relay's own claim against it and drops it again, also on failure or Ctrl-C. Your tables and data are never touched.
 
-Checks: server version and SKIP LOCKED; READ COMMITTED; N concurrent claimers over M events with no double claim; a second session gets other rows at once (SQLite: waits for the single writer); a lapsed lease is taken over; LIMIT holds (PostgreSQL: with stale statistics); MySQL/MariaDB: the claim's ORDER BY is served by an index and a producer INSERT is not blocked by a claim.
+Checks: server version and SKIP LOCKED; READ COMMITTED; N concurrent claimers over M events with no double claim; a second session gets other rows at once (SQLite: waits for the single writer); a lapsed lease is taken over; a claim carrying the previous batch's mark publishes those events in its commit and takes the next ones; LIMIT holds (PostgreSQL: with stale statistics); MySQL/MariaDB: the claim's ORDER BY is served by an index and a producer INSERT is not blocked by a claim.
 
 Exit codes: 0 every check passed, 1 a check failed (each failure also a line on stderr), 2 bad input, an unreachable database or --timeout reached, 130/143 stopped by SIGINT/SIGTERM (the scratch table dropped first).`
   static override examples = [

@@ -15,6 +15,18 @@ export interface ClaimOptions {
    * from the start of the index (today's claim, and every dialect without a claimMark).
    */
   from?: string
+  /**
+   * The previous batch's successes, marked published by this claim in its own commit: one commit
+   * per batch instead of two. Rolled back with the claim; a crash before it commits leaves
+   * leases that lapse, and the events are sent again (never lost).
+   */
+  mark?: CarriedMark
+}
+
+/** What a claim carries: the ids markPublished would take, and their created_at span. */
+export interface CarriedMark {
+  ids: string[]
+  createdAt?: CreatedSpan
 }
 
 /**
@@ -43,18 +55,23 @@ export interface ClaimMarkPart {
  * The claim, as the relay runs it. Either way its rows carry the columns of
  * src/schema/columns.ts CLAIMED_COLUMNS, `attempts` counting this claim.
  */
+/**
+ * `mark` (ClaimOptions.mark, where the dialect runs it as a statement of its own): run first, in
+ * the claim's transaction, so the claim does not see those rows as pending; PostgreSQL carries
+ * the mark inside its one statement instead.
+ */
 export type ClaimPlan =
   /**
    * one statement that locks, leases and returns the rows (PostgreSQL, SQLite); `ordered`: in
    * claim order, (created_at, id) (PostgreSQL sorts them; SQLite's RETURNING has no order, and
    * its created_at is fixed-width text, so the relay sorts on that)
    */
-  | {kind: 'update-returning'; statement: Sql; ordered: boolean}
+  | {kind: 'update-returning'; statement: Sql; ordered: boolean; mark?: Sql}
   /**
    * MySQL/MariaDB: inside one READ COMMITTED transaction, SELECT ... FOR UPDATE SKIP LOCKED,
    * then UPDATE the selected ids, then COMMIT.
    */
-  | {kind: 'lock-then-update'; session: Sql[]; lock: Sql; update: (ids: string[]) => Sql}
+  | {kind: 'lock-then-update'; session: Sql[]; lock: Sql; update: (ids: string[]) => Sql; mark?: Sql}
 
 export interface RetryInput {
   id: string
@@ -78,7 +95,7 @@ export interface CreatedSpan {
 
 export interface RelayPart {
   claim(names: TableNames, options: ClaimOptions): ClaimPlan
-  /** the claim as one script, values inlined, runnable as-is in the database's own client */
+  /** the claim as one script, values inlined, runnable as-is in the database's own client (the carried mark included) */
   claimScript(names: TableNames, options: ClaimOptions): string
   /**
    * publishes the batch's successes: one statement, whatever the number of ids. `createdAt`:

@@ -35,14 +35,15 @@ export function claimablePredicate(now: string, alias = ''): Raw {
  * Per-aggregate ordering: an event may be claimed only when no older event of the same
  * aggregate is still unpublished (pending or leased), so a retry can never be overtaken.
  */
-export function orderingPredicate(table: string, options: ClaimOptions, alias: string): Raw {
-  if (options.ordering !== 'aggregate') return raw('')
-  return raw(
-    ` AND NOT EXISTS (SELECT 1 FROM ${table} o WHERE o.aggregate_id = ${alias}.aggregate_id` +
-      ` AND (o.aggregate_type = ${alias}.aggregate_type OR (o.aggregate_type IS NULL AND ${alias}.aggregate_type IS NULL))` +
+export function orderingPredicate(table: string, options: ClaimOptions, alias: string, notMarked?: Sql): Sql {
+  if (options.ordering !== 'aggregate') return sql``
+  // notMarked: a condition on `o` that leaves out the rows this same statement marks published
+  // (PostgreSQL's carried mark, which its snapshot still reads as pending)
+  return sql` AND NOT EXISTS (SELECT 1 FROM ${raw(table)} o WHERE o.aggregate_id = ${raw(alias)}.aggregate_id${raw(
+    ` AND (o.aggregate_type = ${alias}.aggregate_type OR (o.aggregate_type IS NULL AND ${alias}.aggregate_type IS NULL))` +
       ` AND o.published_at IS NULL AND o.failed_at IS NULL` +
-      ` AND (o.created_at < ${alias}.created_at OR (o.created_at = ${alias}.created_at AND o.id < ${alias}.id)))`,
-  )
+      ` AND (o.created_at < ${alias}.created_at OR (o.created_at = ${alias}.created_at AND o.id < ${alias}.id))`,
+  )}${notMarked ?? sql``})`
 }
 
 export function batchLimit(options: ClaimOptions): Raw {

@@ -38,16 +38,26 @@ function claimScript(names: TableNames, options: ClaimOptions): string {
   const outbox = table(names, 'outbox')
   const lock = inline(lockStatement(names, options, 'e.id'), literal)
   const update = inline(sql`UPDATE ${raw(outbox)} ${leaseSet(options)} WHERE id IN (SELECT id FROM outbox_claim_ids)`, literal)
+  const mark = options.mark ? `${inline(markStatement(names, options.mark.ids), literal)};\n` : ''
   return `${READ_COMMITTED};
 CREATE TEMPORARY TABLE IF NOT EXISTS outbox_claim_ids (id CHAR(36) CHARACTER SET ascii COLLATE ascii_bin PRIMARY KEY);
 DELETE FROM outbox_claim_ids;
 START TRANSACTION;
-INSERT INTO outbox_claim_ids (id)
+${mark}INSERT INTO outbox_claim_ids (id)
 ${lock};
 ${update};
 COMMIT;
 SELECT ${selectList(CLAIMED_COLUMNS, 'e')}
 FROM ${outbox} e JOIN outbox_claim_ids c ON c.id = e.id ORDER BY e.created_at, e.id;`
+}
+
+// By id alone: a created_at range in an InnoDB UPDATE may lock a row past the batch, which a
+// claim's locking read holds (bounding the claim's UPDATE so made a second claimer get one row
+// of two in test/dialects/claim-concurrency.test.ts). Alone, or first in the next claim's
+// transaction (the carried mark), where the locking read after it sees those rows published.
+function markStatement(names: TableNames, ids: string[]): Sql {
+  return sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL, failed_at = NULL
+WHERE id IN (${idList(ids)}) AND published_at IS NULL`
 }
 
 export const relay: RelayPart = {
@@ -56,14 +66,10 @@ export const relay: RelayPart = {
     session: [sql`${raw(READ_COMMITTED)}`],
     lock: lockStatement(names, options, SELECTED),
     update: (ids) => sql`UPDATE ${raw(table(names, 'outbox'))} ${leaseSet(options)} WHERE id IN (${idList(ids)})`,
+    mark: options.mark && markStatement(names, options.mark.ids),
   }),
   claimScript,
-  // by id alone: a created_at range in an InnoDB UPDATE may lock a row past the batch, which a
-  // claim's locking read holds (bounding the claim's UPDATE so made a second claimer get one
-  // row of two in test/dialects/claim-concurrency.test.ts)
-  markPublished: (names, ids) =>
-    sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL, failed_at = NULL
-WHERE id IN (${idList(ids)}) AND published_at IS NULL`,
+  markPublished: (names, ids) => markStatement(names, ids),
   // a placeholder per id: a prepared statement per batch size would pile up on the connection
   prepareMark: false,
   retry: (names, r: RetryInput) =>

@@ -2,7 +2,7 @@
 // and locks the batch, the UPDATE leases it and returns its rows, sorted.
 import {CLAIMED_COLUMNS} from '../../src/schema/columns.js'
 import {batchLimit, claimablePredicate, orderingPredicate, selectList} from '../shared.js'
-import type {ClaimOptions, RelayPart, RetryInput, TableNames} from '../dialect.js'
+import type {ClaimOptions, CreatedSpan, RelayPart, RetryInput, TableNames} from '../dialect.js'
 import {inline, raw, sql, type Sql} from '../sql.js'
 import {claimMark} from './claim-mark.js'
 import {NOW, literal, msInterval, quoteIdent, table} from './render.js'
@@ -19,9 +19,17 @@ function claimStatement(names: TableNames, options: ClaimOptions): Sql {
   // created_at rides along, and the batch's created_at span bounds the UPDATE: on a partitioned
   // outbox the span prunes the partitions at run time, where a join by id alone planned a scan
   // of every partition (BENCHMARKS.md, the partitioned outbox's drain).
-  return sql`WITH c AS MATERIALIZED (
+  // The carried mark (the previous batch's successes) runs in this statement, so claim and mark
+  // share one commit. Its rows are left out by id: the claim's snapshot still reads them as
+  // pending, and locking a row this statement updated fails (a lapsed lease would offer it).
+  const {mark} = options
+  const head = mark ? sql`WITH m AS (
+${markStatement(names, mark.ids, mark.createdAt)}
+), c` : sql`WITH c`
+  const notMarked = (alias: string) => (mark ? sql` AND ${raw(alias)}.id <> ALL(${mark.ids}::uuid[])` : sql``)
+  return sql`${head} AS MATERIALIZED (
   SELECT e.id, e.created_at FROM ${raw(outbox)} e
-  WHERE ${fromMark(options)}${claimablePredicate(NOW, 'e')}${orderingPredicate(outbox, options, 'e')}
+  WHERE ${fromMark(options)}${claimablePredicate(NOW, 'e')}${notMarked('e')}${orderingPredicate(outbox, options, 'e', notMarked('o'))}
   ORDER BY e.created_at, e.id
   LIMIT ${batchLimit(options)}
   FOR UPDATE SKIP LOCKED
@@ -40,12 +48,16 @@ function fromMark(options: ClaimOptions): Sql {
   return options.from === undefined ? sql`` : sql`e.created_at >= ${options.from}::timestamptz AND `
 }
 
+/** The mark, alone (markPublished) or carried by the next claim: one text for both. */
+function markStatement(names: TableNames, ids: string[], createdAt?: CreatedSpan): Sql {
+  return sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL, failed_at = NULL
+WHERE id = ANY(${ids}::uuid[]) AND published_at IS NULL${createdAt ? sql` AND created_at BETWEEN ${createdAt.from}::timestamptz AND ${createdAt.to}::timestamptz` : sql``}`
+}
+
 export const relay: RelayPart = {
   claim: (names, options) => ({kind: 'update-returning', statement: claimStatement(names, options), ordered: true}),
   claimScript: (names, options) => `${inline(claimStatement(names, options), literal)};`,
-  markPublished: (names, ids, createdAt) =>
-    sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL, failed_at = NULL
-WHERE id = ANY(${ids}::uuid[]) AND published_at IS NULL${createdAt ? sql` AND created_at BETWEEN ${createdAt.from}::timestamptz AND ${createdAt.to}::timestamptz` : sql``}`,
+  markPublished: markStatement,
   // the ids go as one uuid[] value: one text for every batch
   prepareMark: true,
   retry: (names, r: RetryInput) =>

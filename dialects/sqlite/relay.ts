@@ -26,13 +26,24 @@ function idsJson(ids: readonly string[]): string {
   return JSON.stringify(ids)
 }
 
+/** The mark, alone or first in the next claim's transaction (the carried mark: one commit for both). */
+function markStatement(names: TableNames, ids: string[]): Sql {
+  return sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL, failed_at = NULL
+WHERE id IN (SELECT value FROM json_each(${idsJson(ids)})) AND published_at IS NULL`
+}
+
+/** The claim as the sqlite3 shell runs it; with a carried mark, both in one transaction. */
+function claimScript(names: TableNames, options: ClaimOptions): string {
+  const claim = `${inline(claimStatement(names, options), literal)};`
+  if (!options.mark) return claim
+  return `BEGIN IMMEDIATE;\n${inline(markStatement(names, options.mark.ids), literal)};\n${claim}\nCOMMIT;`
+}
+
 export const relay: RelayPart = {
-  claim: (names, options) => ({kind: 'update-returning', statement: claimStatement(names, options), ordered: false}),
   // RETURNING order is arbitrary in SQLite; the relay sorts on the client.
-  claimScript: (names, options) => `${inline(claimStatement(names, options), literal)};`,
-  markPublished: (names, ids) =>
-    sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL, failed_at = NULL
-WHERE id IN (SELECT value FROM json_each(${idsJson(ids)})) AND published_at IS NULL`,
+  claim: (names, options) => ({kind: 'update-returning', statement: claimStatement(names, options), ordered: false, mark: options.mark && markStatement(names, options.mark.ids)}),
+  claimScript,
+  markPublished: (names, ids) => markStatement(names, ids),
   // the ids go as one JSON value: one text for every batch
   prepareMark: true,
   retry: (names, r: RetryInput) =>

@@ -1,6 +1,6 @@
 // Runs the dialect's claim / mark / retry / release statements. The relay, `outbox verify`
 // and the tests all go through here, so there is one copy of this SQL: dialects/.
-import type {ClaimOptions, ClaimPlan, CreatedSpan, Dialect, RetryInput, TableNames} from '../../dialects/index.js'
+import type {CarriedMark, ClaimOptions, ClaimPlan, CreatedSpan, Dialect, RetryInput, TableNames} from '../../dialects/index.js'
 import type {Db, Queryable, Row} from '../db/index.js'
 import {toClaimedEvent, type ClaimedEvent} from '../schema/event-row.js'
 
@@ -8,9 +8,10 @@ export type {ClaimedEvent} from '../schema/event-row.js'
 
 export async function claimBatch(db: Db, names: TableNames, options: ClaimOptions): Promise<ClaimedEvent[]> {
   const plan = db.dialect.relay.claim(names, options)
-  // One statement runs in autocommit; lock-then-update needs its own transaction.
-  // plan.session (READ COMMITTED) is applied once per connection by the MySQL driver.
-  if (plan.kind === 'update-returning') return onDeadlockRetry(db, () => claimOn(db, db.dialect, plan))
+  // One statement runs in autocommit; lock-then-update, or a mark carried as a statement of its
+  // own, needs its own transaction. plan.session (READ COMMITTED) is applied once per
+  // connection by the MySQL driver.
+  if (plan.kind === 'update-returning' && !plan.mark) return onDeadlockRetry(db, () => claimOn(db, db.dialect, plan))
   return onDeadlockRetry(db, () => db.transaction((tx) => claimOn(tx, db.dialect, plan)))
 }
 
@@ -31,11 +32,12 @@ async function onDeadlockRetry<T>(db: Db, fn: () => Promise<T>, attempts = 5): P
 }
 
 /**
- * Runs a claim plan's statements on `q` (for lock-then-update, a transaction the caller
- * opened and commits). `outbox verify` uses this to hold a claim transaction open.
+ * Runs a claim plan's statements on `q` (for lock-then-update or a carried mark, a transaction
+ * the caller opened and commits). `outbox verify` uses this to hold a claim transaction open.
  */
 export async function claimOn(q: Queryable, dialect: Dialect, plan: ClaimPlan): Promise<ClaimedEvent[]> {
   let rows: Row[]
+  if (plan.mark) await q.execute(plan.mark, {prepare: dialect.relay.prepareMark})
   if (plan.kind === 'update-returning') {
     rows = await q.query(plan.statement, {prepare: true})
   } else {
@@ -63,9 +65,14 @@ function compareKeys(a: Row, b: Row): number {
  */
 export async function markPublished(db: Db, names: TableNames, events: string[] | Pick<ClaimedEvent, 'id' | 'createdAt'>[]): Promise<number> {
   if (events.length === 0) return 0
+  const {ids, createdAt} = carriedMark(events)
+  return onDeadlockRetry(db, () => db.execute(db.dialect.relay.markPublished(names, ids, createdAt), {prepare: db.dialect.relay.prepareMark}))
+}
+
+/** What markPublished marks, for the next claim to carry instead (ClaimOptions.mark). */
+export function carriedMark(events: string[] | Pick<ClaimedEvent, 'id' | 'createdAt'>[]): CarriedMark {
   const ids = events.map((e) => (typeof e === 'string' ? e : e.id))
-  const span = createdSpan(events.filter((e): e is Pick<ClaimedEvent, 'id' | 'createdAt'> => typeof e !== 'string'))
-  return onDeadlockRetry(db, () => db.execute(db.dialect.relay.markPublished(names, ids, span), {prepare: db.dialect.relay.prepareMark}))
+  return {ids, createdAt: createdSpan(events.filter((e): e is Pick<ClaimedEvent, 'id' | 'createdAt'> => typeof e !== 'string'))}
 }
 
 /** The events' created_at span, a millisecond wider on each side: the Dates hold milliseconds, the columns microseconds. */

@@ -17,16 +17,20 @@ function print(dialect: Dialect, statements: Sql[], style: SqlStyle): PrintedSta
   })
 }
 
-/** The claim exactly as the relay runs it. MySQL: the whole transaction. */
+/** The claim exactly as the relay runs it (with options.mark: carrying that mark). MySQL: the whole transaction. */
 export function claimSql(dialect: Dialect, names: TableNames, options: ClaimOptions, style: SqlStyle): PrintedStatement[] {
   if (style === 'inline') return [{sql: dialect.relay.claimScript(names, options)}]
   const plan = dialect.relay.claim(names, options)
-  if (plan.kind === 'update-returning') return print(dialect, [plan.statement], style)
+  const mark = plan.mark ? [plan.mark] : []
+  if (plan.kind === 'update-returning') {
+    if (mark.length === 0) return print(dialect, [plan.statement], style)
+    return [{sql: 'BEGIN;'}, ...print(dialect, [...mark, plan.statement], style), {sql: 'COMMIT;'}]
+  }
   const placeholderIds = ['<id 1>', '<id 2>']
   return [
     ...print(dialect, plan.session, style),
     {sql: 'START TRANSACTION;'},
-    ...print(dialect, [plan.lock, plan.update(placeholderIds)], style),
+    ...print(dialect, [...mark, plan.lock, plan.update(placeholderIds)], style),
     {sql: 'COMMIT;'},
   ]
 }

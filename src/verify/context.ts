@@ -64,9 +64,10 @@ export class VerifyContext {
     this.throwIfAborted()
     const plan = this.plan(options)
     const lockTimeout = lockTimeoutMs === undefined ? undefined : this.dialect.verify.lockTimeout(lockTimeoutMs)
-    // As claimBatch runs it: one statement in autocommit. (SQLite: an explicit transaction held
-    // across an await would deadlock two connections in one thread on the busy handler.)
-    if (plan.kind === 'update-returning' && !lockTimeout) return claimOn(session, this.dialect, plan)
+    // As claimBatch runs it: one statement in autocommit (a carried mark of its own: both in one
+    // transaction). SQLite: an explicit transaction held across an await would deadlock two
+    // connections in one thread on the busy handler.
+    if (plan.kind === 'update-returning' && !plan.mark && !lockTimeout) return claimOn(session, this.dialect, plan)
     return session.transaction(async (tx) => {
       if (lockTimeout) await tx.execute(lockTimeout)
       return claimOn(tx, this.dialect, plan)

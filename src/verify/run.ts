@@ -7,6 +7,7 @@ import {ConnectionError, UsageError} from '../core/errors.js'
 import {initPlan} from '../schema/init.js'
 import {resolveTables} from '../schema/tables.js'
 import {notApplicable, type Check} from './check.js'
+import {carriedMarkCheck} from './carried-mark.js'
 import {claimersCheck} from './claimers.js'
 import {Interrupted, VerifyContext} from './context.js'
 import {indexCheck} from './index-plan.js'
@@ -18,7 +19,7 @@ import {isolationCheck, serverCheck} from './server.js'
 import type {CheckResult, VerifyOptions, VerifyReport} from './types.js'
 
 /** In table order. The server check gates the rest: without SKIP LOCKED the claim cannot run. */
-export const CHECKS: Check[] = [serverCheck, isolationCheck, claimersCheck, secondSessionCheck, leaseCheck, limitCheck, indexCheck, producerCheck]
+export const CHECKS: Check[] = [serverCheck, isolationCheck, claimersCheck, secondSessionCheck, leaseCheck, carriedMarkCheck, limitCheck, indexCheck, producerCheck]
 
 export async function verify(url: string, options: VerifyOptions = {}): Promise<VerifyReport> {
   await validate(url, options)

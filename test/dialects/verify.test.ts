@@ -6,7 +6,7 @@ import {DIALECTS, raw, sql} from '../../dialects/index.js'
 import {openDb} from '../../src/db/index.js'
 import {verify} from '../../src/verify/run.js'
 import type {VerifyReport} from '../../src/verify/types.js'
-import {articleClaim, ignoringLeases, NESTED_LOOP_SETTINGS, withoutIndex, withoutSkipLocked} from '../helpers/broken-claims.js'
+import {articleClaim, forgettingTheMark, ignoringLeases, NESTED_LOOP_SETTINGS, withoutIndex, withoutSkipLocked} from '../helpers/broken-claims.js'
 import {sqliteUrl, targets} from '../helpers/targets.js'
 
 const matrix = await targets()
@@ -33,7 +33,7 @@ for (const target of matrix) {
     it('passes every check with the dialect claim and drops its scratch table', async () => {
       const report = await verify(target.url, {events: 300})
       const checks = byId(report)
-      expect(report.checks.map((c) => c.check)).toEqual(['server', 'isolation', 'claimers', 'second-session', 'lease', 'limit', 'index', 'producer'])
+      expect(report.checks.map((c) => c.check)).toEqual(['server', 'isolation', 'claimers', 'second-session', 'lease', 'carried-mark', 'limit', 'index', 'producer'])
       for (const c of report.checks) {
         expect(c.status, `${c.check}: ${c.detail}`).toBe(NOT_APPLICABLE[target.dialect].includes(c.check) ? 'skip' : 'pass')
       }
@@ -41,6 +41,12 @@ for (const target of matrix) {
       expect(report.ok).toBe(true)
       expect(report.scratchTable).toMatch(/^outbox_verify_[0-9a-f]{8}$/)
       expect(await scratchExists(target.url, report.scratchTable)).toBe(false)
+    })
+
+    it('fails the carried-mark check when the claim drops the mark it carries', async () => {
+      const report = await verify(target.url, {only: ['carried-mark'], claimPlan: forgettingTheMark(DIALECTS[target.dialect])})
+      expect(byId(report)['carried-mark']).toMatchObject({status: 'fail'})
+      expect(byId(report)['carried-mark'].detail).toMatch(/claimed 2 of them again|left 0 of them published/)
     })
 
     it('fails the claimers and lease checks when the claim ignores live leases', async () => {
@@ -65,7 +71,7 @@ for (const target of matrix) {
       expect(json.stderr).toBe('')
       expect(json.status).toBe(0)
       const checks = JSON.parse(json.stdout) as {check: string; ok: boolean; status: string}[]
-      expect(checks).toHaveLength(8)
+      expect(checks).toHaveLength(9)
       expect(checks.every((c) => c.ok)).toBe(true)
       if (target.dialect !== 'postgres') return // one table rendering is enough
       const text = cli(['verify', '--url', target.url, '--events', '100', '--claimers', '2'])

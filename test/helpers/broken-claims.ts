@@ -9,7 +9,7 @@ function mapText(s: Sql, f: (text: string) => string): Sql {
 }
 
 function mapPlan(plan: ClaimPlan, f: (text: string) => string): ClaimPlan {
-  if (plan.kind === 'update-returning') return {kind: plan.kind, statement: mapText(plan.statement, f)}
+  if (plan.kind === 'update-returning') return {...plan, statement: mapText(plan.statement, f)}
   return {...plan, lock: mapText(plan.lock, f), update: (ids) => mapText(plan.update(ids), f)}
 }
 
@@ -55,3 +55,6 @@ RETURNING id, event_type, aggregate_type, aggregate_id, aggregate_version, paylo
 export const NESTED_LOOP_SETTINGS = ['enable_hashjoin', 'enable_mergejoin', 'enable_material', 'enable_sort', 'enable_memoize', 'enable_hashagg'].map(
   (s) => sql`${raw(`SET ${s} = off`)}`,
 )
+
+/** drops the mark a claim carries: the relay's one commit per batch would never mark anything */
+export const forgettingTheMark = (dialect: Dialect): PlanFn => (names, options) => dialect.relay.claim(names, {...options, mark: undefined})

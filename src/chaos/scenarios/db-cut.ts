@@ -10,8 +10,12 @@ import {choiceFor} from '../seed.js'
 import type {FaultProxy} from '../proxy/fault-proxy.js'
 import type {FaultScenario} from './types.js'
 
-/** The relay's mark: the UPDATE that sets published_at (dialect.relay.markPublished). */
-const isMark = (text: string) => /^\s*update\b[\s\S]*\bset\b[\s\S]*\bpublished_at\s*=/i.test(text)
+/**
+ * The relay's mark: the UPDATE that sets published_at (dialect.relay.markPublished), alone or
+ * carried by the next claim (inside its statement on PostgreSQL, first in its transaction
+ * elsewhere): cut, the claim with it is rolled back, and the mark rides on a later one.
+ */
+const isMark = (text: string) => /\bupdate\b[^;]*?\bset\s+published_at\s*=/i.test(text)
 
 export const dbCut: FaultScenario<'db-cut'> = {
   name: 'db-cut',
