@@ -2,7 +2,8 @@
 // pg-transactional-outbox, each moving the same number of small pre-enqueued jobs.
 // Repetitions interleave the tools (order rotated each round); ratios are per round.
 // --quick: 1000 jobs instead of 20,000 and 3 rounds instead of 5 (a tool slower than 2 s a
-// round, i.e. pg-transactional-outbox, only one), every tool and pair kept.
+// round, i.e. pg-transactional-outbox, only one), every tool and pair kept. --tools=key,...:
+// those tools only (their pairs only).
 import {createRequire} from 'node:module'
 import {fmt, summary} from '../lib.js'
 import {graphilePeer} from '../peers/graphile.js'
@@ -48,11 +49,13 @@ export const peerTools = () => [
   ptxoPeer(),
 ]
 
-export default async function peers({quick, log}) {
+export default async function peers({quick, log, args = []}) {
   const n = quick ? 1000 : 20000
   const rounds = quick ? 3 : 5
   await ensurePgDatabase()
-  const tools = peerTools()
+  // --tools=key,key: only those (e.g. the durable rows and the peers, on a busy machine)
+  const only = args.find((a) => a.startsWith('--tools='))?.slice('--tools='.length).split(',')
+  const tools = peerTools().filter((t) => !only || only.includes(t.key))
   const runs = Object.fromEntries(tools.map((t) => [t.key, []]))
   // A peer that cannot install, connect or finish is reported, not fatal; our relay failing is.
   const failed = {}
@@ -106,7 +109,7 @@ export default async function peers({quick, log}) {
 
 /** ours ÷ peer per round (rounds where both ran), summarised, for each pair in PAIRS. */
 export function pairRatios(runs, failed) {
-  return PAIRS.filter(([, peer]) => !failed[peer]).map(([ours, peer]) => {
+  return PAIRS.filter(([ours, peer]) => !failed[peer] && runs[ours] && runs[peer]).map(([ours, peer]) => {
     const perRound = runs[ours].flatMap((r, i) => (r && runs[peer][i] ? [r.perSecond / runs[peer][i].perSecond] : []))
     return {ours, peer, ...summary(perRound), peerFaster: perRound.filter((x) => x < 1).length}
   })
