@@ -6,9 +6,8 @@
 // (the Innodb_os_log_written status). Both figures are the whole server's: other sessions on a
 // shared server add to them, which the results say.
 // `npm run bench -- retention [--days=30] [--rows=1000000]`: days of history, rows a day
-// (default 30 x 1,000,000); --quick: 5 x 20,000; --dialect=postgres|mysql: that server only. One
-// measurement per table per dialect: the
-// drop cannot be repeated on the same rows.
+// (default 30 x 1,000,000); --quick: 5 x 20,000; --dialect=postgres|mysql: that server only.
+// One measurement per table per dialect: the drop cannot be repeated on the same rows.
 import {loadavg} from 'node:os'
 import {fmt} from '../lib.js'
 import {archive, ensurePartitions, initPlan, openDb, raw, sql} from '../lib-under-test.js'

@@ -8,6 +8,8 @@ import {quoteString} from '../shared.js'
 import {raw, sql} from '../sql.js'
 import {table} from './render.js'
 
+const LOCK_WAIT = '5s' // a relay's claim or mark holds the outbox for milliseconds; 5 s is a long transaction
+
 const partitionTable = (names: TableNames, partition: string) => raw(table({...names, outbox: partition}, 'outbox'))
 const outbox = (names: TableNames) => raw(table(names, 'outbox'))
 // what makes a row stay in the outbox: not yet published, failed, or published too recently
@@ -16,7 +18,7 @@ const kept = (publishedBefore: Date) => sql`NOT (published_at IS NOT NULL AND fa
 export const retention: RetentionPart = {
   detachWay: (hasCatchAll) =>
     hasCatchAll
-      ? {kind: 'detach', why: 'DETACH PARTITION, not CONCURRENTLY: PostgreSQL refuses that while the table has a DEFAULT partition (a brief ACCESS EXCLUSIVE lock on the outbox)'}
+      ? {kind: 'detach', why: 'DETACH PARTITION, not CONCURRENTLY: PostgreSQL refuses that while the table has a DEFAULT partition (a brief ACCESS EXCLUSIVE lock on the outbox, waited for 5 s at most)'}
       : {kind: 'detach-concurrently', why: 'DETACH PARTITION ... CONCURRENTLY, outside a transaction: producers and relays keep going'},
   check: (names, partition, publishedBefore) => sql`SELECT count(*) AS row_count,
   count(*) FILTER (WHERE published_at IS NULL AND failed_at IS NULL) AS unpublished,
@@ -24,10 +26,17 @@ export const retention: RetentionPart = {
   count(*) FILTER (WHERE published_at >= ${publishedBefore} AND failed_at IS NULL) AS recent
 FROM ${partitionTable(names, partition)}`,
   retiredTable: (_names, partition) => partition,
-  detach: (names, partition, mode, way) => [
-    sql`COMMENT ON TABLE ${partitionTable(names, partition)} IS ${raw(quoteString(retiredComment(names, mode, partition)))}`,
-    sql`ALTER TABLE ${outbox(names)} DETACH PARTITION ${partitionTable(names, partition)}${raw(way.kind === 'detach-concurrently' ? ' CONCURRENTLY' : '')}`,
-  ],
+  detach: (names, partition, mode, way) => {
+    const detach = `ALTER TABLE ${table(names, 'outbox')} DETACH PARTITION ${table({...names, outbox: partition}, 'outbox')}`
+    return [
+      sql`COMMENT ON TABLE ${partitionTable(names, partition)} IS ${raw(quoteString(retiredComment(names, mode, partition)))}`,
+      way.kind === 'detach-concurrently'
+        ? sql`${raw(detach)} CONCURRENTLY`
+        : // its ACCESS EXCLUSIVE lock request queues every producer's insert behind it: it gives up
+          // after LOCK_WAIT rather than wait out a long transaction on the outbox (the run fails, a rerun tries again)
+          sql`DO ${raw(`$$BEGIN SET LOCAL lock_timeout = '${LOCK_WAIT}'; EXECUTE ${quoteString(detach)}; END$$`)}`,
+    ]
+  },
   retired: (names) => sql`SELECT c.relname AS name, d.description AS comment,
   CASE WHEN i.inhdetachpending THEN 'pending' WHEN i.inhrelid IS NOT NULL THEN 'attached' ELSE 'detached' END AS state
 FROM pg_class c
