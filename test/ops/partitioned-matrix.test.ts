@@ -33,7 +33,8 @@ function nativeClient(dialect: string, url: string): {cmd: string; args: string[
 const hasClient = (dialect: string) => spawnSync('sh', ['-c', `command -v ${dialect === 'postgres' ? 'psql' : 'mariadb'}`]).status === 0
 
 for (const target of matrix) {
-  describe.skipIf(!target.available)(`the command matrix on a partitioned outbox, ${target.dialect}`, () => {
+  // each test runs the CLI two to five times: minutes on a loaded machine, not the default minute
+  describe.skipIf(!target.available)(`the command matrix on a partitioned outbox, ${target.dialect}`, {timeout: 300_000}, () => {
     let db: Db
     let names: TableNames
     beforeAll(async () => {
@@ -148,7 +149,7 @@ for (const target of matrix) {
         if (promtoolAvailable) expect(promtoolCheck(r.stdout)).toEqual({ok: true, output: ''})
       })
 
-      it('a running relay warns once, however many polls, and serves the gauge on /metrics', {timeout: 180_000}, async () => {
+      it('a running relay warns once, however many polls, and serves the gauge on /metrics', async () => {
         const relay = cliAsync(['relay', ...flags(near), '--publisher', 'stdout', '--poll', '20ms', '--metrics-port', '0', '--log-format', 'json'])
         try {
           // generous: a loaded machine takes tens of seconds to start the CLI
