@@ -21,6 +21,13 @@ export interface BatchesPart {
    * transaction where the database has one; SQLite: a deferred read transaction.
    */
   readonly snapshotBegin: readonly string[]
+  /**
+   * Whether status's reads run as server-side prepared statements: PostgreSQL then plans them
+   * once per connection (a partitioned outbox's plan covers every partition, and planning it
+   * took longer than running it), which the relay's /metrics and status --watch read again
+   * and again. Not on MySQL: a prepared statement binds LIMIT as a double, which it refuses.
+   */
+  readonly prepareReads: boolean
 }
 
 /**

@@ -30,8 +30,10 @@ export interface PartitioningPart {
    * One row per partition of the outbox, in range order, the catch-all last: {name, range_from,
    * range_to (NULL on the catch-all; range_from NULL where the server keeps no lower bound),
    * catch_all (1/0), size_bytes}. No rows: the table is not partitioned (or does not exist).
+   * `sizes` false: size_bytes NULL where measuring costs (PostgreSQL stats every partition's
+   * files; status reads only where the last range ends)
    */
-  list(names: TableNames): Sql
+  list(names: TableNames, sizes?: boolean): Sql
   /** {row_count, oldest_unpublished (created_at of the oldest unpublished row)} of one partition by the name list() gave: a full count */
   stats(names: TableNames, partition: string): Sql
   /** {n}: the catch-all's rows whose created_at falls in the range */

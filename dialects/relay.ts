@@ -69,9 +69,10 @@ export type ClaimPlan =
   | {kind: 'update-returning'; statement: Sql; ordered: boolean; mark?: Sql}
   /**
    * MySQL/MariaDB: inside one READ COMMITTED transaction, SELECT ... FOR UPDATE SKIP LOCKED,
-   * then UPDATE the selected ids, then COMMIT.
+   * then UPDATE the selected ids, then COMMIT. `createdAt`: the locked rows' span, as for
+   * markPublished (a partitioned outbox reads only the partitions holding them)
    */
-  | {kind: 'lock-then-update'; session: Sql[]; lock: Sql; update: (ids: string[]) => Sql; mark?: Sql}
+  | {kind: 'lock-then-update'; session: Sql[]; lock: Sql; update: (ids: string[], createdAt?: CreatedSpan) => Sql; mark?: Sql}
 
 export interface RetryInput {
   id: string
@@ -101,8 +102,7 @@ export interface RelayPart {
    * publishes the batch's successes: one statement, whatever the number of ids. `createdAt`:
    * the span of their created_at (inclusive, a millisecond wide on each side), which lets a
    * partitioned outbox read only the partitions holding them instead of probing each
-   * partition's key per id (PostgreSQL; MySQL marks by id alone, see its relay.ts; SQLite has
-   * no partitions)
+   * partition's key per id (SQLite has no partitions)
    */
   markPublished(names: TableNames, ids: string[], createdAt?: CreatedSpan): Sql
   /**

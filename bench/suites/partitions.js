@@ -5,11 +5,14 @@
 // Runs are interleaved pair by pair, alternating which table goes first; each drain starts from
 // the same backlog, reset to pending. Target (issue 25): the partitioned table within 1.2x.
 // --quick: 3 pairs and 20k history rows instead of 9 pairs and 200k.
+// Then `partitions --ensure` with rows already in the catch-all (bench/partitions-ensure.js):
+// 100k rows (--quick: 10k), 3 rounds of each case (--quick: 1); --skip-ensure leaves it out.
 import {randomUUID} from 'node:crypto'
 import {loadavg} from 'node:os'
 import {fmt, median, summary} from '../lib.js'
 import {spread} from '../report.js'
 import {applyInit, ensurePartitions, initPlan, join, openDb, raw, readStatus, Relay, sql} from '../lib-under-test.js'
+import {dropEnsureTables, ENSURE_CASES, ensureRound, stageEnsure} from '../partitions-ensure.js'
 
 const URLS = {
   postgres: process.env.OUTBOX_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
@@ -72,7 +75,8 @@ async function statusMs(db, names) {
   return performance.now() - started
 }
 
-export default async function partitions({quick, log}) {
+export default async function partitions({quick, log, args = []}) {
+  const ensure = !args.includes('--skip-ensure')
   const pairs = quick ? 3 : 9
   const history = quick ? 20_000 : 200_000
   const rows = []
@@ -109,12 +113,13 @@ export default async function partitions({quick, log}) {
         drain: {plain: summary(t.drain.plain), parted: summary(t.drain.parted), ratio: summary(ratios.drain)},
         status: {plain: summary(t.status.plain), parted: summary(t.status.parted), ratio: summary(ratios.status)},
       }
-      byDialect[dialect] = {...figures, times: t, ratios}
+      byDialect[dialect] = {...figures, times: t, ratios, ...(ensure && {ensure: await ensureFigures(db, url, dialect, quick, log)})}
       const verdict = (r) => (r <= TARGET ? 'met' : 'MISSED')
       rows.push(`| ${dialect === 'mysql' ? 'mysql (MariaDB)' : dialect} | drain ${BACKLOG} pending (claim + mark), ms | ${spread(figures.drain.plain, 0)} | ${spread(figures.drain.parted, 0)} | **${spread(figures.drain.ratio, 2)}x** | ${verdict(figures.drain.ratio.median)} |`)
       rows.push(`| | status (readStatus), ms | ${spread(figures.status.plain)} | ${spread(figures.status.parted)} | **${spread(figures.status.ratio, 2)}x** | ${verdict(figures.status.ratio.median)} |`)
     } finally {
       for (const names of [plain, parted]) await db.execute(sql`DROP TABLE IF EXISTS ${raw(db.dialect.render.table(names, 'outbox'))}`).catch(() => {})
+      await dropEnsureTables(db).catch(() => {})
       await db.close()
     }
   }
@@ -128,6 +133,52 @@ Load average (2 cores, shared with other engineers' test runs): ${fmt(loadStart)
 
 | dialect | figure | unpartitioned | partitioned | partitioned / unpartitioned | target |
 |---|---|---|---|---|---|
-${rows.join('\n')}`
-  return {title: 'A partitioned outbox: the relay drain and status against an unpartitioned one', markdown, raw: {pairs, history, backlog: BACKLOG, target: TARGET, ...byDialect}}
+${rows.join('\n')}
+
+${ensureMarkdown(byDialect, quick)}`
+  return {title: 'A partitioned outbox: the relay drain and status against an unpartitioned one; partitions --ensure', markdown, raw: {pairs, history, backlog: BACKLOG, target: TARGET, ...byDialect}}
+}
+
+/** partitions --ensure per case, rounds interleaved (the cases' order rotates), on one server. */
+async function ensureFigures(db, url, dialect, quick, log) {
+  const rows = quick ? 10_000 : 100_000
+  const rounds = quick ? 1 : 3
+  await stageEnsure(db, rows)
+  const runs = Object.fromEntries(ENSURE_CASES.map((c) => [c, []]))
+  for (let i = 0; i < rounds; i++) {
+    for (let j = 0; j < ENSURE_CASES.length; j++) {
+      const kind = ENSURE_CASES[(i + j) % ENSURE_CASES.length]
+      const r = await ensureRound(db, url, kind)
+      runs[kind].push(r)
+      log(`${dialect} ensure ${kind}: ${fmt(r.ms, 0)} ms, ${r.added} ranges, ${r.moved} rows moved, producer's slowest insert ${fmt(r.producerMs, 0)} ms, again ${fmt(r.againMs)} ms`)
+    }
+  }
+  const of = (kind, key) => summary(runs[kind].map((r) => r[key]))
+  const ratio = (kind) => summary(runs[kind].map((r, i) => r.ms / runs.empty[i].ms))
+  return {rows, rounds, runs, cases: Object.fromEntries(ENSURE_CASES.map((c) => [c, {ms: of(c, 'ms'), producerMs: of(c, 'producerMs'), againMs: of(c, 'againMs'), moved: runs[c][0].moved, added: runs[c][0].added, ratio: ratio(c)}]))}
+}
+
+function ensureMarkdown(byDialect, quick) {
+  const any = Object.values(byDialect)[0]?.ensure
+  if (!any) return ''
+  const what = {empty: 'empty catch-all', inside: `${any.rows} rows inside the new ranges (moved)`, beyond: `${any.rows} rows past the new ranges (stay)`}
+  const lines = Object.entries(byDialect).flatMap(([dialect, d]) =>
+    ENSURE_CASES.map((c, i) => {
+      const f = d.ensure.cases[c]
+      return `| ${i === 0 ? (dialect === 'mysql' ? 'mysql (MariaDB)' : dialect) : ''} | ${what[c]} | ${f.added} | ${f.moved} | ${spread(f.ms, 0)} | ${c === 'empty' ? '1' : spread(f.ratio, 2)}x | ${spread(f.producerMs, 0)} | ${spread(f.againMs)} |`
+    }),
+  )
+  return `### partitions --ensure with rows in the catch-all
+
+${quick ? '**Quick run.** ' : ''}A fresh table per round (\`init --partition-by day\`: ranges to a week ahead), then
+\`ensurePartitions(14d)\` adds the 7 missing daily ranges with the catch-all partition (PostgreSQL
+DEFAULT, MariaDB MAXVALUE) empty, holding ${any.rows} rows dated inside the ranges being added
+(moved into them: the default-partition recovery), or ${any.rows} rows dated past them (they
+stay); ${any.rounds} round(s), the cases' order rotated. Meanwhile a producer inserts into today's
+partition every 20 ms on its own connection: its slowest insert is how long ensure held writers
+up. "Again": a second ensure, nothing missing (cron on most days). Median (min–max).
+
+| dialect | catch-all | ranges added | rows moved | ensure, ms | / empty | producer's slowest insert, ms | again, ms |
+|---|---|---|---|---|---|---|---|
+${lines.join('\n')}`
 }

@@ -26,6 +26,7 @@ export const batches: BatchesPart = {
   // the pool's sessions run at READ COMMITTED: SET TRANSACTION (no SESSION) changes the next
   // transaction only; WITH CONSISTENT SNAPSHOT takes the snapshot at the start, not the first read
   snapshotBegin: ['SET TRANSACTION ISOLATION LEVEL REPEATABLE READ', 'START TRANSACTION READ ONLY, WITH CONSISTENT SNAPSHOT'],
+  prepareReads: false,
   // mysql2 parses DATETIME(6) into a millisecond Date; the cursor needs the microseconds.
   exactTime,
   plan,

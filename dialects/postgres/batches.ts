@@ -34,6 +34,7 @@ export const batches: BatchesPart = {
   secondsBetween: (from, to) => `EXTRACT(EPOCH FROM (${to} - ${from}))::double precision`,
   // the snapshot is taken at the transaction's first statement; now() is its start, constant
   snapshotBegin: ['BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY'],
+  prepareReads: true,
   // pg parses timestamptz into a millisecond Date; the cursor needs the microseconds.
   exactTime: exactUtc,
   plan,

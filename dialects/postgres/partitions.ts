@@ -41,11 +41,11 @@ export const partitioning: PartitioningPart = {
   partitionName,
   catchAllName: 'DEFAULT partition',
   // the bounds are read back from their text, which carries its UTC offset whatever the session's TimeZone
-  list: (names) => sql`SELECT c.relname AS name,
+  list: (names, sizes = true) => sql`SELECT c.relname AS name,
   (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']*)''\\)'))[1]::timestamptz AS range_from,
   (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(''([^'']*)''\\)'))[1]::timestamptz AS range_to,
   CASE WHEN pg_get_expr(c.relpartbound, c.oid) = 'DEFAULT' THEN 1 ELSE 0 END AS catch_all,
-  pg_total_relation_size(c.oid) AS size_bytes
+  ${raw(sizes ? 'pg_total_relation_size(c.oid)' : 'NULL')} AS size_bytes
 FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
 WHERE i.inhparent = to_regclass(${table(names, 'outbox')})
 ORDER BY catch_all, range_from`,

@@ -32,6 +32,8 @@ export const batches: BatchesPart = {
   // a deferred transaction reads one snapshot from its first read on (WAL; a rollback journal:
   // its shared lock keeps writers out until it ends); the file may be open read-only
   snapshotBegin: ['BEGIN DEFERRED'],
+  // one process, no planning round trip to save
+  prepareReads: false,
 }
 
 const {skip, locator} = SUMMARY_INPUT

@@ -114,7 +114,7 @@ export async function readStatus(db: Db, names: TableNames, options: StatusOptio
 
 function readInSnapshot(db: Db, names: TableNames, options: StatusOptions): Promise<StatusReport> {
   return db.transaction(async (tx) => {
-    const read = (statement: Sql) => tx.query(statement)
+    const read = (statement: Sql) => tx.query(statement, {prepare: db.dialect.batches.prepareReads})
     const now = await databaseNow({dialect: db.dialect, query: tx.query.bind(tx)})
     const statements = await statusStatements(db, names, options, now)
     const rows = {

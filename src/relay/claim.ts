@@ -42,7 +42,11 @@ export async function claimOn(q: Queryable, dialect: Dialect, plan: ClaimPlan): 
     rows = await q.query(plan.statement, {prepare: true})
   } else {
     rows = await q.query(plan.lock, {prepare: true})
-    if (rows.length > 0) await q.execute(plan.update(rows.map((r) => String(r.id))))
+    if (rows.length > 0) {
+      const events = rows.map((row) => toClaimedEvent(dialect, row))
+      await q.execute(plan.update(events.map((e) => e.id), createdSpan(events)))
+      return events
+    }
   }
   // Published in claim order, (created_at, id), to the precision the database keeps: a sort
   // of Dates here had milliseconds, and put two events of one aggregate written within one

@@ -11,6 +11,7 @@ import {relayBacklog, undelivered, type Backlog, type Undelivered} from './backl
 import {createLogger, type LogFormat} from './logger.js'
 import {serveMetrics, type MetricsServer} from './metrics-server.js'
 import {onceVerdict} from './once.js'
+import {PartitionWatch} from './partition-watch.js'
 import {Relay, type DrainResult, type RelayOptions} from './relay.js'
 
 export interface RelayServiceOptions<N extends PublisherName = PublisherName> {
@@ -48,6 +49,7 @@ export async function runRelayService(options: RelayServiceOptions): Promise<Rel
   const db = await openDb(options.url, {poolSize: concurrency + 2, asyncCommit: true, mustExist: true})
   let publisher: Publisher | undefined
   let metrics: MetricsServer | undefined
+  let partitions: PartitionWatch | undefined
   const stopSignals: (() => void)[] = []
   try {
     await relayBacklog(db, options.tables).catch((error) => {
@@ -80,6 +82,9 @@ export async function runRelayService(options: RelayServiceOptions): Promise<Rel
         leaseMs: options.relay.leaseMs ?? 30_000,
       })
     }
+    // a partitioned outbox whose last range is near: one line now, and again only when that changes
+    partitions = new PartitionWatch(db, options.tables, logger)
+    await partitions.start()
     if (options.once) {
       // a deploy or a cancelled CI job stops --once too: the batch in flight finishes, the rest is handed back
       const stop = stopOnSignals(relay, logger, stopSignals)
@@ -97,6 +102,7 @@ export async function runRelayService(options: RelayServiceOptions): Promise<Rel
     return {published: m.published, retried: m.retried, failed: m.failed, batches: m.batches, exitCode: 0}
   } finally {
     for (const remove of stopSignals) remove()
+    partitions?.stop()
     await metrics?.close().catch(() => {})
     await publisher?.close().catch(() => {})
     await closeDb(db)

@@ -31,6 +31,9 @@ const GAUGES: Gauge[] = [
 /** the status families, in the order they are written (README's metrics table lists them) */
 export const STATUS_FAMILIES = [...GAUGES.map((g) => g.name), 'outbox_latency_seconds', 'outbox_status_window_seconds']
 
+/** written for a partitioned outbox only (its report has `partitions`) */
+export const PARTITION_FAMILIES = ['outbox_partition_ahead_seconds']
+
 export function renderPrometheus(report: StatusReport): string {
   const base = {table: report.table}
   const groups: [Record<string, string>, StatusFigures][] = report.byType
@@ -51,5 +54,9 @@ export function renderPrometheus(report: StatusReport): string {
   }
   lines.push(...family('outbox_status_window_seconds', 'gauge', 'Length of the window the published, latency and throughput figures cover.'))
   lines.push(sample('outbox_status_window_seconds', base, report.windowSeconds))
+  if (report.partitions) {
+    lines.push(...family('outbox_partition_ahead_seconds', 'gauge', 'Seconds until the last range partition ends (negative once passed); past it, events land in the catch-all partition. outbox partitions --ensure keeps it ahead.'))
+    lines.push(sample('outbox_partition_ahead_seconds', base, report.partitions.secondsLeft))
+  }
   return lines.join('\n') + '\n'
 }

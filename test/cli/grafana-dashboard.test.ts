@@ -1,5 +1,6 @@
 // examples/grafana/outbox.json against what is really served: a relay process (the built CLI)
-// with its metrics server on PostgreSQL, scraped after it delivered events, and
+// with its metrics server on PostgreSQL (a partitioned outbox, so the partitions panel's gauge is
+// served too), scraped after it delivered events, and
 // `outbox status --format prometheus` on the same table. Every metric a panel or variable
 // query names must be in the relay's /metrics; the status-based panels' also in status's.
 import {readFileSync} from 'node:fs'
@@ -51,7 +52,7 @@ describe('the Grafana dashboard', () => {
 
   it('has a panel for each thing an operator reads', () => {
     const used = new Set(queries.flatMap(([, expr]) => metricNames(expr)))
-    const subjects = {backlog: 'outbox_pending', oldestAge: 'outbox_oldest_pending_age_seconds', failed: 'outbox_failed', publishRate: 'outbox_relay_published_total', latency: 'outbox_latency_seconds', leaseLosses: 'outbox_relay_lease_lost_total', errors: 'outbox_relay_errors_total'}
+    const subjects = {backlog: 'outbox_pending', oldestAge: 'outbox_oldest_pending_age_seconds', failed: 'outbox_failed', publishRate: 'outbox_relay_published_total', latency: 'outbox_latency_seconds', leaseLosses: 'outbox_relay_lease_lost_total', errors: 'outbox_relay_errors_total', partitionsAhead: 'outbox_partition_ahead_seconds'}
     for (const [subject, name] of Object.entries(subjects)) expect(used.has(name), subject).toBe(true)
   })
 
@@ -73,7 +74,7 @@ describe.skipIf(!pg.available)('the Grafana dashboard against a real relay on Po
   let statusText = ''
 
   beforeAll(async () => {
-    ;({db, names} = await openTables(pg.url, 'graf', {inbox: false, archive: false}))
+    ;({db, names} = await openTables(pg.url, 'graf', {inbox: false, archive: false, partitionBy: 'day'}))
     await seedEvents(db, names, {count: 5})
     const relay = cliAsync(['relay', '--url', pg.url, '--table', names.outbox, '--publisher', 'stdout', '--poll', '50ms', '--metrics-port', '0', '--log-format', 'json'])
     try {
@@ -104,7 +105,7 @@ describe.skipIf(!pg.available)('the Grafana dashboard against a real relay on Po
   it("the status-based panels' metrics are in status --format prometheus too (a textfile collector serves them the same)", () => {
     const status = served(statusText)
     const statusBased = dashboard.panels.filter((p) => p.targets.every((t) => metricNames(t.expr).every((n) => status.has(n))))
-    expect(statusBased.map((p) => p.title).sort()).toEqual(['Backlog', 'Backlog', 'End-to-end latency', 'Failed', 'Failed', 'Oldest pending', 'Oldest pending age'])
+    expect(statusBased.map((p) => p.title).sort()).toEqual(['Backlog', 'Backlog', 'End-to-end latency', 'Failed', 'Failed', 'Oldest pending', 'Oldest pending age', 'Partitions ahead'])
     for (const expr of variableQueries) for (const name of metricNames(expr)) expect(status.has(name), name).toBe(true)
   })
 })

@@ -10,7 +10,7 @@ function mapText(s: Sql, f: (text: string) => string): Sql {
 
 function mapPlan(plan: ClaimPlan, f: (text: string) => string): ClaimPlan {
   if (plan.kind === 'update-returning') return {...plan, statement: mapText(plan.statement, f)}
-  return {...plan, lock: mapText(plan.lock, f), update: (ids) => mapText(plan.update(ids), f)}
+  return {...plan, lock: mapText(plan.lock, f), update: (ids, createdAt) => mapText(plan.update(ids, createdAt), f)}
 }
 
 function edited(dialect: Dialect, f: (text: string, names: TableNames) => string): PlanFn {

@@ -2,7 +2,7 @@
 // checked by Prometheus's own parser (promtool) as well as by what they say.
 import {readFileSync} from 'node:fs'
 import {describe, expect, it} from 'vitest'
-import {renderPrometheus, STATUS_FAMILIES} from '../../src/render/prometheus.js'
+import {PARTITION_FAMILIES, renderPrometheus, STATUS_FAMILIES} from '../../src/render/prometheus.js'
 import {RELAY_FAMILIES, RelayMetrics} from '../../src/relay/metrics.js'
 import {SERVER_FAMILIES} from '../../src/relay/metrics-server.js'
 import {report} from '../helpers/status-report.js'
@@ -32,6 +32,13 @@ describe('prometheus', () => {
     expect(text).toMatch(/^outbox_latency_seconds_count\{table="outbox_events"\} 0$/m)
   })
 
+  it('a partitioned outbox: the seconds until its last range ends, negative once passed; none written for an unpartitioned one', () => {
+    const ahead = (secondsLeft: number) => ({lastEndsAt: '2026-12-08T00:00:00.000Z', secondsLeft, warning: null})
+    expect(renderPrometheus(report({partitions: ahead(172_800)}))).toMatch(/^# TYPE outbox_partition_ahead_seconds gauge\noutbox_partition_ahead_seconds\{table="outbox_events"\} 172800$/m)
+    expect(renderPrometheus(report({partitions: ahead(-60)}))).toMatch(/^outbox_partition_ahead_seconds\{table="outbox_events"\} -60$/m)
+    expect(renderPrometheus(report())).not.toContain('outbox_partition_ahead_seconds')
+  })
+
   it('--by type with no types still writes every family', () => {
     const text = renderPrometheus(report({byType: []}))
     for (const name of STATUS_FAMILIES) expect(text).toMatch(new RegExp(`^# HELP ${name} .+\\n# TYPE ${name} (gauge|summary)$`, 'm'))
@@ -47,6 +54,7 @@ describe('prometheus', () => {
       emptyPerType: renderPrometheus(report({byType: []})),
       nothingPublished: renderPrometheus(report({published: 0, latencySumSeconds: 0, latencySeconds: none})),
       relay: relay.render() + renderPrometheus(report()),
+      partitioned: renderPrometheus(report({partitions: {lastEndsAt: '2026-12-08T00:00:00.000Z', secondsLeft: 3600, warning: null}})),
     }
     for (const [shape, text] of Object.entries(shapes)) expect(promtoolCheck(text), shape).toEqual({ok: true, output: ''})
   })
@@ -62,6 +70,6 @@ describe('prometheus', () => {
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
     const section = readme.slice(readme.indexOf('#### Metrics'), readme.indexOf('### `outbox failed`'))
     const documented = [...section.matchAll(/^\| `([a-z_]+)` \|/gm)].map((m) => m[1])
-    expect(documented.sort()).toEqual([...RELAY_FAMILIES, ...SERVER_FAMILIES, ...STATUS_FAMILIES].sort())
+    expect(documented.sort()).toEqual([...RELAY_FAMILIES, ...SERVER_FAMILIES, ...STATUS_FAMILIES, ...PARTITION_FAMILIES].sort())
   })
 })
