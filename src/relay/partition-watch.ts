@@ -16,6 +16,7 @@ type State = 'ahead' | 'near' | 'passed'
 export class PartitionWatch {
   private state: State = 'ahead'
   private timer: NodeJS.Timeout | undefined
+  private checking = false
 
   constructor(
     private readonly db: Db,
@@ -47,7 +48,12 @@ export class PartitionWatch {
   /** checks now, and every `everyMs` until stop() where the table is partitioned */
   async start(everyMs = CHECK_MS): Promise<void> {
     if (!(await this.check())) return
-    this.timer = setInterval(() => void this.check(), everyMs)
+    // one check at a time: a slow catalog read (behind --ensure's DDL) must not pile up reads on the relay's pool
+    this.timer = setInterval(() => {
+      if (this.checking) return
+      this.checking = true
+      void this.check().finally(() => (this.checking = false))
+    }, everyMs)
     this.timer.unref()
   }
 
