@@ -20,6 +20,15 @@ import type {WorkerProcess} from './workers/worker-process.js'
 
 /** the consumer's name: its inbox rows, and the queue's, durable's or group's where a broker names them after it */
 const CONSUMER_NAME = 'chaos-inventory'
+/**
+ * The relays' lease: a relay killed mid-batch holds its events this long before another (or its
+ * restart) sends them again. Short, as every kill of a relay waits it out; a lone relay never
+ * competes for its own lapsed lease (it claims again only after its batch is settled), but
+ * several do on a loaded machine, whose publishes take longer: they get a longer one.
+ */
+const LEASE_MS = {oneRelay: 300, several: 1000}
+/** the loopback broker hands an unacknowledged message out again after this long (a consumer's failed transaction) */
+const REDELIVER_MS = 1000
 
 export interface Plan {
   fault: FaultScenario
@@ -40,7 +49,7 @@ export async function runOne(plan: Plan, session: ChaosSession): Promise<RunResu
   const ops = s.scenario.ops(fault.size?.(s.orders) ?? s.orders)
   const ctx = scenarioContext(s.db.dialect, prefix, ops)
   await createRunTables(s.db, tables, s.scenario, ctx, s.partitionBy)
-  const loopback = s.broker ? undefined : new LoopbackBroker({redeliverMs: 1500})
+  const loopback = s.broker ? undefined : new LoopbackBroker({redeliverMs: REDELIVER_MS})
   const brokers = s.broker ? await import('./workers/transport-brokers.js') : undefined
   const broker: BrokerSpec = s.broker ?? {kind: 'loopback', url: await loopback!.start()}
   // scratch tables and broker objects go, whatever happens in the run (also on interruption)
@@ -112,7 +121,7 @@ export class Run implements RunUnderTest {
   relays: number
   /** this run's PRNG: the seed, the case and the iteration */
   readonly random: () => number
-  readonly relay: RelaySettings = {batch: 2, leaseMs: 1000, pollMs: 50, maxAttempts: 10, backoff: {baseMs: 50, capMs: 400}}
+  readonly relay: RelaySettings
   readonly workers = new Map<string, WorkerProcess>()
   producerGoesOn = false
   /** the fault proxies of this run, and the URL each proxied worker uses */
@@ -136,6 +145,8 @@ export class Run implements RunUnderTest {
     this.ctx = parts.ctx
     this.loopback = parts.loopback
     this.relays = parts.relays
+    const leaseMs = parts.relays > 1 ? LEASE_MS.several : LEASE_MS.oneRelay
+    this.relay = {batch: 2, leaseMs, publishTimeoutMs: 3000, pollMs: 50, maxAttempts: 10, backoff: {baseMs: 50, capMs: 400}}
     this.random = caseRng(this.settings.seed, `${parts.caseName}#${parts.iteration}`)
   }
 

@@ -30,11 +30,14 @@ export interface Settings {
 }
 
 export class ChaosSession {
-  readonly workers = new WorkerPool()
+  readonly workers: WorkerPool
   // cleanups of runs in progress, run on interruption (a run's own finally cannot be awaited then)
   private readonly inFlight = new Set<() => Promise<void>>()
 
-  constructor(readonly settings: Settings) {}
+  constructor(readonly settings: Settings) {
+    // the pool's processes load the database's driver while they wait
+    this.workers = new WorkerPool({preloadUrl: settings.url})
+  }
 
   /** Registers a run's cleanup until the returned function is called. */
   track(cleanup: () => Promise<void>): () => void {
