@@ -7,7 +7,7 @@
 // loaded machine the ratio is the figure, the targets are judged only when it was quiet.
 // The baseline: --base=DIR (or OUTBOX_BENCH_BASE), a built tree of the code to compare with.
 // --quick: one round, and the cases shared out between the three dialects (the targets, which
-// are for the whole default run, are not judged then).
+// are for the whole default run, are not judged then). --rounds=N (default 3), --dialects=sqlite,postgres,mysql.
 import {spawnSync} from 'node:child_process'
 import {existsSync} from 'node:fs'
 import {loadavg} from 'node:os'
@@ -47,13 +47,16 @@ function runOnce(bin, args) {
   return {seconds, load, ok: r.status === 0, failed, runs: report.runs.length, cases: report.runs.map((x) => x.case), kills: report.totals.kills, reportMs: report.ms}
 }
 
+const option = (args, name) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3)
+
 export default async function chaos({quick, log, args = []}) {
-  const rounds = quick ? 1 : 3
+  const rounds = Number(option(args, 'rounds') ?? (quick ? 1 : 3))
+  const dialects = option(args, 'dialects')?.split(',')
   const base = baseTree(args)
   if (!base) log('no baseline tree (--base=DIR or OUTBOX_BENCH_BASE, built): absolute times only')
   const sides = [{name: 'head', bin: BIN}, ...(base ? [{name: 'base', bin: join(base, 'bin/run.js')}] : [])]
   const raw = []
-  for (const t of TARGETS) {
+  for (const t of TARGETS.filter((x) => !dialects || dialects.some((d) => x.dialect.startsWith(d)))) {
     const args = quick ? [...t.args, ...t.quick] : t.args
     const samples = {head: [], base: []}
     for (let round = 1; round <= rounds; round++) {
@@ -88,6 +91,21 @@ whole command including process start-up, ${rounds} round(s) per dialect, head a
 alternating (ABBA) on the same machine, medians. head/base is the median of the rounds' ratios
 (below 1: head is faster). Base: ${base ?? '(none)'}. The targets are for a quiet machine: judged
 only when the 1-minute load average was under ${QUIET_LOAD} (2 cores).
+
+Where the time went before (profile of the base build, SQLite, seed 7, phase times logged per
+run, load 16-18, so every figure is inflated, the proportions are the finding): each run spawned
+3 new Node processes and each kill one more (about 55 for the default run); a worker reached
+"ready" 1-6 s after its spawn, the producer its first op 2.5-7.5 s after (Kysely's import alone is
+about half of a worker's 0.45 s start-up CPU); a killed relay's events waited out the 1 s lease;
+every run ended with a SIGTERM stop of about 0.8 s (the consumer's 1 s long poll was not aborted)
+and a 200 ms quiet period; hang waited out the relay's 3 s publish timeout and slow-ack 1.4 s round
+trips. The command used 29 s user + 10 s system CPU for 96 s wall: start-up CPU, not the work,
+bounded it. Now: a pool of pre-started workers, each given one assignment at a time over stdin and
+returned to the pool unless killed (only the killed ones are replaced; Kysely loaded only in
+processes that serve as producers), a graceful stop by message with the long poll aborted, a
+300 ms lease for a lone relay (1 s where several compete), a 1 s publish timeout in hang, 250 ms
+delays in slow-ack, and runs side by side in lanes (2 per core; fewer when the load average is
+above the core count).
 
 | dialect | head wall (s, median, range) | base wall (s) | head/base | coverage | load avg (1 min) | target | |
 |---|---|---|---|---|---|---|---|
