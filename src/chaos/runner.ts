@@ -90,7 +90,8 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     throw new ChaosInterrupted(done(), plans.length)
   } finally {
     interrupted.dispose()
-    session.close()
+    // every worker gone before the temporary SQLite file's directory goes
+    await session.close()
     await db.close().catch(() => {})
     if (tempDir && !session.settings.keep) rmSync(tempDir, {recursive: true, force: true})
   }

@@ -51,7 +51,8 @@ export class ChaosSession {
     await Promise.all([...this.inFlight].map((cleanup) => cleanup().catch(() => {})))
   }
 
-  close(): void {
-    this.workers.close()
+  /** Resolves once every worker process has gone. */
+  close(): Promise<void> {
+    return this.workers.close()
   }
 }

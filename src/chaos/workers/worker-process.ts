@@ -151,11 +151,20 @@ export class WorkerPool {
     this.killLive()
   }
 
-  /** No more assignments: idle processes leave (their stdin ends), the exit guard goes once the last has gone. */
-  close(): void {
+  /**
+   * No more assignments: idle processes and those still loading are SIGKILLed (they hold nothing;
+   * one loading could still be opening the database file the caller is about to delete), one still
+   * stopping leaves when its stdin ends. Resolves once every process has gone; the exit guard goes then.
+   */
+  close(): Promise<void> {
     this.closed = true
-    for (const p of this.live) p.child.stdin!.end()
+    const gone = [...this.live].map((p) => new Promise<void>((resolve) => (p.child.exitCode !== null || p.child.signalCode !== null ? resolve() : p.child.once('exit', () => resolve()))))
+    for (const p of this.live) {
+      if (p.current) p.child.stdin!.end()
+      else p.child.kill('SIGKILL')
+    }
     this.release()
+    return Promise.all(gone).then(() => {})
   }
 
   private unassigned(): number {
