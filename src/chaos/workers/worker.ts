@@ -127,7 +127,8 @@ async function main(): Promise<void> {
   const parent = process.ppid
   setInterval(() => process.ppid !== parent && process.exit(0), 500).unref()
   const config = JSON.parse(process.env.OUTBOX_CHAOS_WORKER ?? '') as WorkerConfig
-  const db = await openDb(config.url, {poolSize: 2, busyTimeoutMs: 10_000})
+  // queryTimeoutMs: a server that stops answering (a black hole, no reset) fails a statement, never hangs the worker
+  const db = await openDb(config.url, {poolSize: 2, busyTimeoutMs: 10_000, queryTimeoutMs: 10_000})
   const t = runTables(config.prefix)
   const note: Note = config.history ? (entry) => say(historyLine(entry)) : () => {}
   if (config.role === 'relay') {
