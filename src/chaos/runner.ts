@@ -66,18 +66,19 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   const plans = planRuns(checked)
   const runs: RunResult[] = []
   const interrupted = abortion(options.signal)
+  let current: Promise<RunResult> | undefined
   try {
     for (const [index, plan] of plans.entries()) {
       if (options.signal?.aborted) throw new ChaosInterrupted(runs.length, plans.length)
       const progress = {index, total: plans.length, case: plan.fault.name, iteration: plan.iteration}
       options.onProgress?.(progress)
-      const run = await Promise.race([runOne(plan, session), interrupted.promise])
+      const run = await Promise.race([(current = runOne(plan, session)), interrupted.promise])
       runs.push(run)
       options.onProgress?.({...progress, run})
     }
   } catch (error) {
     if (!options.signal?.aborted) throw error
-    await session.abandon()
+    await session.abandon(current)
     throw new ChaosInterrupted(runs.length, plans.length)
   } finally {
     interrupted.dispose()
