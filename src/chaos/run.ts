@@ -12,7 +12,8 @@ import type {ChaosSession, Settings} from './session.js'
 import {proxyFor, proxyForUrl, type FaultProxy} from './proxy/fault-proxy.js'
 import {caseRng} from './seed.js'
 import {usesRelay} from './strategies.js'
-import {createRunTables, dropRunTables, runTables, type RunTables} from './tables.js'
+import {assertScratchNamesFree, dropRunTables, makeRunTables, runTables, type RunTables} from './tables.js'
+import {throwIfAborted} from './cleanup.js'
 import {watch} from './watch.js'
 import type {BrokerSpec} from './workers/transport.js'
 import type {WorkerConfig} from './workers/worker.js'
@@ -48,7 +49,7 @@ export async function runOne(plan: Plan, session: ChaosSession): Promise<RunResu
   const tables = runTables(prefix)
   const ops = s.scenario.ops(fault.size?.(s.orders) ?? s.orders)
   const ctx = scenarioContext(s.db.dialect, prefix, ops)
-  await createRunTables(s.db, tables, s.scenario, ctx, s.partitionBy)
+  await assertScratchNamesFree(s.db, tables, s.scenario)
   const loopback = s.broker ? undefined : new LoopbackBroker({redeliverMs: REDELIVER_MS})
   const brokers = s.broker ? await import('./workers/transport-brokers.js') : undefined
   const broker: BrokerSpec = s.broker ?? {kind: 'loopback', url: await loopback!.start()}
@@ -62,9 +63,13 @@ export async function runOne(plan: Plan, session: ChaosSession): Promise<RunResu
         await dropRunTables(s.db, tables, s.scenario)
       }
     })())
+  // tracked before anything is made: a signal in the middle of the setup drops what it made
   const untrack = session.track(cleanup)
   try {
+    await makeRunTables(s.db, tables, s.scenario, ctx, s.partitionBy)
+    throwIfAborted(s.signal)
     if (s.broker) await brokers?.prepareBroker(s.broker, prefix, CONSUMER_NAME)
+    throwIfAborted(s.signal)
     const run = new Run(session, {started, tables, ctx, ops, loopback, broker, relays: relayless ? 0 : s.relays, caseName: fault.name, iteration: plan.iteration})
     const stage = fault.arm(run)
     await watch(run, stage)

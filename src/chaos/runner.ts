@@ -71,6 +71,8 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   const interrupted = abortion(options.signal)
   const lanes = Math.min(options.lanes ?? lanesFor(session.settings.strategy, plans.length), plans.length)
   session.workers.warm(lanes * WORKERS_PER_RUN)
+  // the runs in progress: on interruption each ends the step it is in before its tables go
+  const inFlight = new Set<Promise<RunResult>>()
   try {
     if (options.signal?.aborted) throw new ChaosInterrupted(0, plans.length)
     const startOrder = [...plans.keys()].sort((a, b) => weight(plans[b]) - weight(plans[a]) || a - b)
@@ -78,7 +80,9 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
       const plan = plans[index]
       const progress = {index, total: plans.length, case: plan.fault.name, iteration: plan.iteration}
       options.onProgress?.(progress)
-      const run = await runOne(plan, session)
+      const running = runOne(plan, session)
+      inFlight.add(running)
+      const run = await running.finally(() => inFlight.delete(running))
       results[index] = run
       options.onProgress?.({...progress, run})
     }
@@ -86,7 +90,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     if (options.signal?.aborted) throw new ChaosInterrupted(done(), plans.length)
   } catch (error) {
     if (!options.signal?.aborted) throw error
-    await session.abandon()
+    await session.abandon(Promise.allSettled([...inFlight]))
     throw new ChaosInterrupted(done(), plans.length)
   } finally {
     interrupted.dispose()

@@ -3,6 +3,7 @@
 import type {PartitionInterval} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
 import type {Scenario} from './business-scenario.js'
+import {abandonRun} from './cleanup.js'
 import type {ConsumerMode, Strategy} from './strategies.js'
 import type {RealBroker} from './workers/transport.js'
 import {WorkerPool} from './workers/worker-process.js'
@@ -45,10 +46,9 @@ export class ChaosSession {
     return () => this.inFlight.delete(cleanup)
   }
 
-  /** Interrupted: kills every worker, then drops the scratch tables (and broker objects) of the run in progress. */
-  async abandon(): Promise<void> {
-    this.workers.kill()
-    await Promise.all([...this.inFlight].map((cleanup) => cleanup().catch(() => {})))
+  /** Interrupted: kills every worker, lets `run` (in progress) end its step, then drops its scratch tables and broker objects (cleanup.ts). */
+  async abandon(run?: Promise<unknown>): Promise<void> {
+    await abandonRun(this, run, this.inFlight)
   }
 
   /** Resolves once every worker process has gone. */

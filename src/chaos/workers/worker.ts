@@ -135,7 +135,8 @@ async function producer(config: WorkerConfig, db: Db, scenario: Scenario, ctx: S
 /** One assignment, from opening its database to closing it; the process stays for the next one. */
 async function run({config, failpoints}: Assignment, stop: AbortSignal): Promise<void> {
   armFailpoints(failpoints)
-  const db = await openDb(config.url, {poolSize: 2, busyTimeoutMs: 10_000})
+  // queryTimeoutMs: a server that stops answering (a black hole, no reset) fails a statement, never hangs the worker
+  const db = await openDb(config.url, {poolSize: 2, busyTimeoutMs: 10_000, queryTimeoutMs: 10_000})
   try {
     const t = runTables(config.prefix)
     const note: Note = config.history ? (entry) => say(historyLine(entry)) : () => {}
