@@ -7,7 +7,7 @@ import type {ChaosReport} from '../src/chaos/runner.js'
 // the scenarios' names, not the runner: parsing the flags must not load Kysely
 import {SCENARIOS} from '../src/chaos/scenarios/index.js'
 import {CONSUMER_MODES, STRATEGIES, type ConsumerMode, type Strategy} from '../src/chaos/strategies.js'
-import {EXIT} from '../src/core/errors.js'
+import {EXIT, SIGNAL_EXIT} from '../src/core/errors.js'
 import type {PartitionInterval} from '../dialects/index.js'
 import {PARTITION_INTERVALS} from '../src/schema/partition-ranges.js'
 
@@ -61,14 +61,14 @@ Exit codes: 0 every invariant held and every step was exercised, 1 a violation o
   async run(): Promise<ChaosReport> {
     const {flags} = await this.parse(Chaos)
     this.secretUrl = flags.url
-    const [{runChaos, ChaosInterrupted}, {renderChaosReport, chaosProgress}, {randomSeed}] = await Promise.all([
+    const [{runChaos, ChaosInterrupted}, {chaosProgress}, {randomSeed}] = await Promise.all([
       import('../src/chaos/runner.js'),
       import('../src/render/chaos.js'),
       import('../src/chaos/seed.js'),
     ])
     const json = this.jsonEnabled()
     const seed = flags.seed ?? randomSeed()
-    const {stopOnSignal, SIGNAL_EXIT} = await import('../src/cli/signals.js')
+    const {stopOnSignal} = await import('../src/cli/signals.js')
     const stop = stopOnSignal({
       first: (signal) => `chaos ${signal}: killing the workers and dropping the run's scratch tables (send it again to exit at once)`,
       second: (signal) => `chaos ${signal} again: exiting now; scratch tables may be left (names start with chaos_)`,
@@ -103,13 +103,29 @@ Exit codes: 0 every invariant held and every step was exercised, 1 a violation o
         process.stderr.write(`outbox: ${line}\n`)
         return this.exit(exitCode)
       })
-      .finally(() => stop.dispose())
+    try {
+      return await this.write(flags, report, seed, json)
+    } finally {
+      stop.dispose()
+      // a signal after the last run: the verdict and the files are whole, the exit code says it was stopped
+      if (stop.received && !process.exitCode) this.stoppedAfterRuns(stop.received, report, json)
+    }
+  }
+
+  private stoppedAfterRuns(signal: keyof typeof SIGNAL_EXIT, report: ChaosReport, json: boolean): never {
+    process.stderr.write(`outbox: chaos ${signal} came after the last run: the verdict above is whole (${report.ok ? 'pass' : 'fail'}), nothing was left behind\n`)
+    if (json && report.ok) this.logJson(report)
+    return this.exit(SIGNAL_EXIT[signal])
+  }
+
+  private async write(flags: {junit?: string; report?: string}, report: ChaosReport, seed: number, json: boolean): Promise<ChaosReport> {
     if (flags.junit) {
       const {renderJunit} = await import('../src/render/junit.js')
       writeFileSync(flags.junit, renderJunit(report))
     }
+    const {renderChaosReport, repeatCommand} = await import('../src/render/chaos.js')
     if (flags.report) {
-      const [{renderChaosHtml}, {repeatCommand}] = await Promise.all([import('../src/render/chaos-html.js'), import('../src/render/chaos.js')])
+      const {renderChaosHtml} = await import('../src/render/chaos-html.js')
       writeFileSync(flags.report, renderChaosHtml(report, repeatCommand(this.config.bin, this.argv, seed)))
     }
     if (!json) process.stdout.write(await renderChaosReport(report))

@@ -5,6 +5,7 @@ import type {PoolConnection} from 'mysql2/promise'
 import {sql, type Sql} from '../index.js'
 import {mysql as dialect} from './index.js'
 import {READ_COMMITTED} from './relay.js'
+import {boundAnswers} from './query-timeout.js'
 import {mysqlTarget, mysqlTlsOptions} from './url.js'
 import {redactUrl} from '../../src/core/redact.js'
 import {poolWaitTimeout} from '../../src/db/errors.js'
@@ -91,6 +92,7 @@ export async function open(url: string, options: OpenOptions = {}): Promise<Db> 
     connection.query(READ_COMMITTED)
     connection.query("SET time_zone = '+00:00'")
     if (options.statementTimeoutMs) connection.query(statementTimeout(connection, options.statementTimeoutMs), () => {})
+    if (options.queryTimeoutMs) boundAnswers(connection, options.queryTimeoutMs)
   })
   // each new connection copies the pool's connection config
   const connectionConfig = (callbackPool as unknown as {config: {connectionConfig: {ssl: unknown}}}).config.connectionConfig

@@ -25,6 +25,8 @@ function config(statement: Sql, options?: QueryOptions): QueryConfig {
 // for a free client (the pool is full); a new client's TCP/login timeout is "Connection
 // terminated due to connection timeout" instead, which describeDbError reports as unreachable.
 const POOL_QUEUE_TIMEOUT = 'timeout exceeded when trying to connect'
+/** pg's error when query_timeout (OpenOptions.queryTimeoutMs) fired */
+const QUERY_TIMED_OUT = 'Query read timeout'
 
 // what pg's errors say about TLS (its own words: it gives these no code)
 const NO_TLS = 'The server does not support SSL connections'
@@ -63,6 +65,8 @@ export async function open(url: string, options: OpenOptions = {}): Promise<Db> 
     max: poolSize,
     connectionTimeoutMillis: waitMs,
     statement_timeout: options.statementTimeoutMs ?? (fromUrl.statement_timeout as number | undefined),
+    // pg-pool destroys a client released with its query's error; transaction() destroys it too
+    query_timeout: options.queryTimeoutMs,
     types,
     application_name: (fromUrl.application_name as string | undefined) ?? 'outbox',
     options: [fromUrl.options, options.asyncCommit ? '-c synchronous_commit=off' : undefined].filter(Boolean).join(' ') || undefined,
@@ -107,7 +111,7 @@ export async function open(url: string, options: OpenOptions = {}): Promise<Db> 
       if (!kysely) {
         const {Kysely, PostgresDialect} = await import('kysely')
         // Kysely only checks clients out and ends the pool
-        const bounded = {connect, end: () => pool.end()}
+        const bounded = {connect: async () => destroyedAfterTimeout(await connect()), end: () => pool.end()}
         kysely = new Kysely<any>({dialect: new PostgresDialect({pool: bounded as never})})
       }
       return kysely
@@ -149,4 +153,22 @@ export async function open(url: string, options: OpenOptions = {}): Promise<Db> 
   // Fail now on a bad URL, login or database rather than at the first real query.
   await connecting(() => pool.query('SELECT 1'))
   return db
+}
+
+/**
+ * Kysely releases a client whose query failed like any other; one whose query hit query_timeout
+ * still waits for that answer, so it is destroyed instead of pooled (pool.query and
+ * transaction() do so themselves).
+ */
+function destroyedAfterTimeout(client: PoolClient): PoolClient {
+  let timedOut = false
+  const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>
+  const release = client.release.bind(client)
+  return Object.assign(Object.create(client) as PoolClient, {
+    query: (...args: unknown[]) => query(...args).catch((error: unknown) => {
+      if ((error as Error)?.message === QUERY_TIMED_OUT) timedOut = true
+      throw error
+    }),
+    release: (destroy?: boolean | Error) => release(destroy || timedOut),
+  })
 }

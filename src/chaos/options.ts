@@ -31,6 +31,8 @@ export interface ChaosOptions {
   scenarioPath?: string
   /** amqp://, nats:// or redis:// broker URL (default: the harness's loopback broker) */
   broker?: string
+  /** runs at once (default lanes.ts's LANES; 1 runs them one after the other) */
+  lanes?: number
   /** give up on one run's drain after this long (default 30 s) */
   runTimeoutMs?: number
   /** keep the scratch tables (and the SQLite file) for inspection */
@@ -84,7 +86,7 @@ export async function checkOptions(options: ChaosOptions): Promise<CheckedOption
   const iterations = options.iterations ?? 1
   const relays = options.relays ?? 1
   const orders = options.orders ?? 3
-  for (const [name, value, min] of [['iterations', iterations, 1], ['relays', relays, 1], ['orders', orders, 1]] as const) {
+  for (const [name, value, min] of [['iterations', iterations, 1], ['relays', relays, 1], ['orders', orders, 1], ['lanes', options.lanes ?? 1, 1]] as const) {
     if (!Number.isSafeInteger(value) || value < min) throw new UsageError((o) => `${o(name)} must be a whole number >= ${min} (got ${value})`, (o) => `Pass e.g. ${o(name)} 2`)
   }
   const unknown = steps.filter((s) => !STEPS.includes(s))

@@ -10,7 +10,7 @@ export async function runHistory(run: Run): Promise<HistoryEntry[]> {
   const since = (t: number) => t - run.started
   const entries: HistoryEntry[] = []
   for (const w of run.spawned) {
-    const pid = w.child.pid
+    const pid = w.pid
     entries.push({at: since(w.spawnedAt), process: w.name, pid, type: 'spawn', detail: w.armed ? `armed ${w.armed.step}=kill@${w.armed.hit}` : undefined})
     for (const {t, ...entry} of w.history) entries.push({...entry, at: since(t), process: w.name, pid})
     if (w.exit) {

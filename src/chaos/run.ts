@@ -12,7 +12,8 @@ import type {ChaosSession, Settings} from './session.js'
 import {proxyFor, proxyForUrl, type FaultProxy} from './proxy/fault-proxy.js'
 import {caseRng} from './seed.js'
 import {usesRelay} from './strategies.js'
-import {createRunTables, dropRunTables, runTables, type RunTables} from './tables.js'
+import {assertScratchNamesFree, dropRunTables, makeRunTables, runTables, type RunTables} from './tables.js'
+import {throwIfAborted} from './cleanup.js'
 import {watch} from './watch.js'
 import type {BrokerSpec} from './workers/transport.js'
 import type {WorkerConfig} from './workers/worker.js'
@@ -20,6 +21,15 @@ import type {WorkerProcess} from './workers/worker-process.js'
 
 /** the consumer's name: its inbox rows, and the queue's, durable's or group's where a broker names them after it */
 const CONSUMER_NAME = 'chaos-inventory'
+/**
+ * The relays' lease: a relay killed mid-batch holds its events this long before another (or its
+ * restart) sends them again. Short, as every kill of a relay waits it out; a lone relay never
+ * competes for its own lapsed lease (it claims again only after its batch is settled), but
+ * several do on a loaded machine, whose publishes take longer: they get a longer one.
+ */
+const LEASE_MS = {oneRelay: 300, several: 1000}
+/** the loopback broker hands an unacknowledged message out again after this long (a consumer's failed transaction) */
+const REDELIVER_MS = 1000
 
 export interface Plan {
   fault: FaultScenario
@@ -39,8 +49,8 @@ export async function runOne(plan: Plan, session: ChaosSession): Promise<RunResu
   const tables = runTables(prefix)
   const ops = s.scenario.ops(fault.size?.(s.orders) ?? s.orders)
   const ctx = scenarioContext(s.db.dialect, prefix, ops)
-  await createRunTables(s.db, tables, s.scenario, ctx, s.partitionBy)
-  const loopback = s.broker ? undefined : new LoopbackBroker({redeliverMs: 1500})
+  await assertScratchNamesFree(s.db, tables, s.scenario)
+  const loopback = s.broker ? undefined : new LoopbackBroker({redeliverMs: REDELIVER_MS})
   const brokers = s.broker ? await import('./workers/transport-brokers.js') : undefined
   const broker: BrokerSpec = s.broker ?? {kind: 'loopback', url: await loopback!.start()}
   // scratch tables and broker objects go, whatever happens in the run (also on interruption)
@@ -53,9 +63,13 @@ export async function runOne(plan: Plan, session: ChaosSession): Promise<RunResu
         await dropRunTables(s.db, tables, s.scenario)
       }
     })())
+  // tracked before anything is made: a signal in the middle of the setup drops what it made
   const untrack = session.track(cleanup)
   try {
+    await makeRunTables(s.db, tables, s.scenario, ctx, s.partitionBy)
+    throwIfAborted(s.signal)
     if (s.broker) await brokers?.prepareBroker(s.broker, prefix, CONSUMER_NAME)
+    throwIfAborted(s.signal)
     const run = new Run(session, {started, tables, ctx, ops, loopback, broker, relays: relayless ? 0 : s.relays, caseName: fault.name, iteration: plan.iteration})
     const stage = fault.arm(run)
     await watch(run, stage)
@@ -112,7 +126,7 @@ export class Run implements RunUnderTest {
   relays: number
   /** this run's PRNG: the seed, the case and the iteration */
   readonly random: () => number
-  readonly relay: RelaySettings = {batch: 2, leaseMs: 1000, pollMs: 50, maxAttempts: 10, backoff: {baseMs: 50, capMs: 400}}
+  readonly relay: RelaySettings
   readonly workers = new Map<string, WorkerProcess>()
   producerGoesOn = false
   /** the fault proxies of this run, and the URL each proxied worker uses */
@@ -136,6 +150,8 @@ export class Run implements RunUnderTest {
     this.ctx = parts.ctx
     this.loopback = parts.loopback
     this.relays = parts.relays
+    const leaseMs = parts.relays > 1 ? LEASE_MS.several : LEASE_MS.oneRelay
+    this.relay = {batch: 2, leaseMs, publishTimeoutMs: 3000, pollMs: 50, maxAttempts: 10, backoff: {baseMs: 50, capMs: 400}}
     this.random = caseRng(this.settings.seed, `${parts.caseName}#${parts.iteration}`)
   }
 

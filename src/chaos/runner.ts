@@ -7,6 +7,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {dialectOfUrl} from '../config.js'
 import {openDb, type Db} from '../db/index.js'
+import {inLanes, LANES, lanesFor} from './lanes.js'
 import {checkOptions, type ChaosOptions, type CheckedOptions} from './options.js'
 import {summarise, totalsOf, type ChaosReport, type RunResult} from './report.js'
 import {runOne, type Plan} from './run.js'
@@ -39,7 +40,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   const dialect = await dialectOfUrl(url)
   let db: Db
   try {
-    db = await openDb(url, {poolSize: 2, busyTimeoutMs: 10_000})
+    db = await openDb(url, {poolSize: 2 + (options.lanes ?? LANES), busyTimeoutMs: 10_000})
   } catch (error) {
     if (tempDir) rmSync(tempDir, {recursive: true, force: true})
     throw error
@@ -64,27 +65,41 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     signal: options.signal,
   })
   const plans = planRuns(checked)
-  const runs: RunResult[] = []
+  // in plan order, whatever order they finish in
+  const results: (RunResult | undefined)[] = plans.map(() => undefined)
+  const done = () => results.filter(Boolean).length
   const interrupted = abortion(options.signal)
+  const lanes = Math.min(options.lanes ?? lanesFor(session.settings.strategy, plans.length), plans.length)
+  session.workers.warm(lanes * WORKERS_PER_RUN)
+  // the runs in progress: on interruption each ends the step it is in before its tables go
+  const inFlight = new Set<Promise<RunResult>>()
   try {
-    for (const [index, plan] of plans.entries()) {
-      if (options.signal?.aborted) throw new ChaosInterrupted(runs.length, plans.length)
+    if (options.signal?.aborted) throw new ChaosInterrupted(0, plans.length)
+    const startOrder = [...plans.keys()].sort((a, b) => weight(plans[b]) - weight(plans[a]) || a - b)
+    const runAt = async (index: number) => {
+      const plan = plans[index]
       const progress = {index, total: plans.length, case: plan.fault.name, iteration: plan.iteration}
       options.onProgress?.(progress)
-      const run = await Promise.race([runOne(plan, session), interrupted.promise])
-      runs.push(run)
+      const running = runOne(plan, session)
+      inFlight.add(running)
+      const run = await running.finally(() => inFlight.delete(running))
+      results[index] = run
       options.onProgress?.({...progress, run})
     }
+    await Promise.race([inLanes(startOrder, lanes, runAt, () => Boolean(options.signal?.aborted)), interrupted.promise])
+    if (options.signal?.aborted) throw new ChaosInterrupted(done(), plans.length)
   } catch (error) {
     if (!options.signal?.aborted) throw error
-    await session.abandon()
-    throw new ChaosInterrupted(runs.length, plans.length)
+    await session.abandon(Promise.allSettled([...inFlight]))
+    throw new ChaosInterrupted(done(), plans.length)
   } finally {
     interrupted.dispose()
-    session.close()
+    // every worker gone before the temporary SQLite file's directory goes
+    await session.close()
     await db.close().catch(() => {})
     if (tempDir && !session.settings.keep) rmSync(tempDir, {recursive: true, force: true})
   }
+  const runs = results as RunResult[]
   const totals = totalsOf(runs)
   const {settings} = session
   return {
@@ -109,6 +124,14 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
 function planRuns({steps, iterations, scenarios}: CheckedOptions): Plan[] {
   const faults = [...steps.map(killAtStep), ...scenarios.map(scenarioByName)]
   return faults.flatMap((fault) => Array.from({length: iterations}, (_, i) => ({fault, iteration: i + 1})))
+}
+
+/** worker processes a run starts (consumer, relay, producer): what the pool warms per lane */
+const WORKERS_PER_RUN = 3
+
+/** Scenarios take longer than single kills: started first, so no long one is left for the end. */
+function weight(plan: Plan): number {
+  return plan.fault.kind === 'scenario' ? 1 : 0
 }
 
 /** A promise that rejects when `signal` aborts (never, without one). */

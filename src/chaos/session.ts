@@ -3,6 +3,7 @@
 import type {PartitionInterval} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
 import type {Scenario} from './business-scenario.js'
+import {abandonRun} from './cleanup.js'
 import type {ConsumerMode, Strategy} from './strategies.js'
 import type {RealBroker} from './workers/transport.js'
 import {WorkerPool} from './workers/worker-process.js'
@@ -30,11 +31,14 @@ export interface Settings {
 }
 
 export class ChaosSession {
-  readonly workers = new WorkerPool()
+  readonly workers: WorkerPool
   // cleanups of runs in progress, run on interruption (a run's own finally cannot be awaited then)
   private readonly inFlight = new Set<() => Promise<void>>()
 
-  constructor(readonly settings: Settings) {}
+  constructor(readonly settings: Settings) {
+    // the pool's processes load the database's driver while they wait
+    this.workers = new WorkerPool({preloadUrl: settings.url})
+  }
 
   /** Registers a run's cleanup until the returned function is called. */
   track(cleanup: () => Promise<void>): () => void {
@@ -42,13 +46,13 @@ export class ChaosSession {
     return () => this.inFlight.delete(cleanup)
   }
 
-  /** Interrupted: kills every worker, then drops the scratch tables (and broker objects) of the run in progress. */
-  async abandon(): Promise<void> {
-    this.workers.kill()
-    await Promise.all([...this.inFlight].map((cleanup) => cleanup().catch(() => {})))
+  /** Interrupted: kills every worker, lets `run` (in progress) end its step, then drops its scratch tables and broker objects (cleanup.ts). */
+  async abandon(run?: Promise<unknown>): Promise<void> {
+    await abandonRun(this, run, this.inFlight)
   }
 
-  close(): void {
-    this.workers.close()
+  /** Resolves once every worker process has gone. */
+  close(): Promise<void> {
+    return this.workers.close()
   }
 }

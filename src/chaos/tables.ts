@@ -55,6 +55,11 @@ export async function assertScratchNamesFree(db: Db, t: RunTables, scenario: Sce
 
 export async function createRunTables(db: Db, t: RunTables, scenario: Scenario, ctx: ScenarioContext, partitionBy?: PartitionInterval): Promise<void> {
   await assertScratchNamesFree(db, t, scenario)
+  await makeRunTables(db, t, scenario, ctx, partitionBy)
+}
+
+/** The run's tables, once assertScratchNamesFree said the names are free. */
+export async function makeRunTables(db: Db, t: RunTables, scenario: Scenario, ctx: ScenarioContext, partitionBy?: PartitionInterval): Promise<void> {
   await applyInit(db, t.outbox, {inbox: true, archive: false, partitionBy})
   await db.execute(sql`CREATE TABLE IF NOT EXISTS ${q(db.dialect, t.deliveries)} (
   delivery_id VARCHAR(64) NOT NULL PRIMARY KEY, event_id VARCHAR(64) NOT NULL, aggregate_id VARCHAR(200),

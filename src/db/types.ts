@@ -97,6 +97,13 @@ export interface OpenOptions {
    */
   statementTimeoutMs?: number
   /**
+   * client-side bound on every statement's answer (default none): a connection whose server
+   * stops answering without a reset (a black hole, a hung network) would otherwise wait
+   * forever. The statement rejects and its connection is destroyed, never pooled again
+   * (pg query_timeout; mysql2's per-query timeout). SQLite has no network: not used there.
+   */
+  queryTimeoutMs?: number
+  /**
    * PostgreSQL: commit without waiting for the WAL flush on these connections only
    * (synchronous_commit = off). For the relay's claims and marks this is safe: one lost in
    * a server crash means a resend, which consumers dedupe. Never for producers.

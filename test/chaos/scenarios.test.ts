@@ -35,7 +35,7 @@ function fakeRun(options: {seed?: number; loopback?: LoopbackBroker; relays?: nu
     ids: {},
     expectFailed: new Set(),
     relays: options.relays ?? 1,
-    relay: {batch: 2, leaseMs: 1000, pollMs: 50, maxAttempts: 10, backoff: {baseMs: 50, capMs: 400}},
+    relay: {batch: 2, leaseMs: 300, publishTimeoutMs: 3000, pollMs: 50, maxAttempts: 10, backoff: {baseMs: 50, capMs: 400}},
     workers: new Map(),
     scheduled,
     after: (ms, fn) => void scheduled.push({ms, fn}),
@@ -211,7 +211,7 @@ describe('concurrent-relays', () => {
 describe('broker-down', () => {
   const fault = scenarioByName('broker-down')
 
-  it('refuses connections until the producer has begun, then answers 503 until the relay was refused and 500 ms passed, then recovers', async () => {
+  it('refuses connections until the producer has begun, then answers 503 until the relay was refused and 250 ms passed, then recovers', async () => {
     const {broker, url, publish} = await startBroker()
     const run = fakeRun({loopback: broker})
     const stage = fault.arm(run)
@@ -225,7 +225,7 @@ describe('broker-down', () => {
     run.workers.set('producer', {alive: true, ready: true, lastOp: 0})
     stage.onTick!()
     stage.onTick!()
-    expect(run.scheduled.map((s) => s.ms)).toEqual([500])
+    expect(run.scheduled.map((s) => s.ms)).toEqual([250])
 
     // the clock stands still while the 503 phase is checked: it ends on time, not on load
     const now = Date.now()
@@ -234,10 +234,10 @@ describe('broker-down', () => {
     await vi.waitFor(async () => expect((await fetch(`${url}/health`)).status).toBe(200))
     stage.onTick!()
     expect((await publish(event('order-1', 1))).ok).toBe(false) // 503
-    clock.mockReturnValue(now + 499)
+    clock.mockReturnValue(now + 249)
     stage.onTick!()
-    expect((await publish(event('order-1', 1))).ok).toBe(false) // refused, but not 500 ms yet
-    clock.mockReturnValue(now + 500)
+    expect((await publish(event('order-1', 1))).ok).toBe(false) // refused, but not 250 ms yet
+    clock.mockReturnValue(now + 250)
     stage.onTick!()
     vi.restoreAllMocks()
     expect((await publish(event('order-1', 1))).ok).toBe(true)

@@ -1,13 +1,13 @@
 // chaos touches only what it made: it refuses a scratch name that is already taken (and then
 // creates and drops nothing), and SIGTERM/SIGINT in the middle of a run kills the workers and
 // drops that run's tables before exiting 143/130.
-import {readdirSync, readFileSync} from 'node:fs'
 import {describe, expect, it} from 'vitest'
 import {raw, sql} from '../../dialects/index.js'
 import {openDb} from '../../src/db/index.js'
 import {UsageError} from '../../src/core/errors.js'
 import {loadScenario, scenarioContext} from '../../src/chaos/business-scenario.js'
 import {createRunTables, dropRunTables, runTables} from '../../src/chaos/tables.js'
+import {processesWith} from '../helpers/chaos-leftovers.js'
 import {cliAsync} from '../helpers/cli.js'
 import {until} from '../helpers/publishers.js'
 import {sqliteUrl, targets} from '../helpers/targets.js'
@@ -42,18 +42,6 @@ for (const target of matrix) {
       }
     })
   })
-}
-
-/** pids of processes whose environment mentions `text` (the chaos workers get their config, URL included, in the environment). */
-function processesWith(text: string): number[] {
-  const pids: number[] = []
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      if (readFileSync(`/proc/${entry}/environ`, 'utf8').includes(text)) pids.push(Number(entry))
-    } catch {}
-  }
-  return pids
 }
 
 describe.skipIf(process.platform !== 'linux')('chaos stopped by a signal', () => {

@@ -116,6 +116,31 @@ describe('MySQL frames', () => {
     expect(opaque).toBe(false)
   })
 
+  it('names a prepared statement when it is executed (COM_STMT_PREPARE, the id from the server\'s PREPARE_OK, COM_STMT_EXECUTE); a closed id and a failed prepare name nothing', () => {
+    const prepare = (sql: string) => myPacket(0, Buffer.concat([Buffer.from([0x16]), Buffer.from(sql)]))
+    const stmt = (code: number, id: number, rest = Buffer.alloc(0)) => {
+      const b = Buffer.alloc(5)
+      b[0] = code
+      b.writeUInt32LE(id, 1)
+      return myPacket(0, Buffer.concat([b, rest]))
+    }
+    const execute = (id: number) => stmt(0x17, id, Buffer.from([0, 1, 0, 0, 0]))
+    const prepareOk = (id: number) => {
+      const b = Buffer.alloc(12)
+      b.writeUInt32LE(id, 1)
+      return myPacket(1, b)
+    }
+    const head = Buffer.concat([HANDSHAKE, myQuery('START TRANSACTION'), prepare('COMMIT')])
+    const tail = Buffer.concat([execute(7), execute(9), stmt(0x19, 7), execute(7), myQuery('SELECT 1')])
+    const {one, split} = statements(reader, Buffer.concat([head, tail]), {after: head.length, bytes: prepareOk(7)})
+    expect(one).toEqual(['START TRANSACTION', 'COMMIT', 'SELECT 1'])
+    expect(split).toEqual(one)
+    // the server refused the prepare (an error packet): its text is never named
+    const error = myPacket(1, Buffer.concat([Buffer.from([0xff, 0x28, 0x04]), Buffer.from('#42000syntax')]))
+    const refused = statements(reader, Buffer.concat([head, execute(0)]), {after: head.length, bytes: error})
+    expect(refused.one).toEqual(['START TRANSACTION'])
+  })
+
   it('gives up after an SSL request (CLIENT_SSL and the fixed part only)', () => {
     const sslRequest = myPacket(1, capabilities(0x000fa685 | 0x0800))
     expect(statements(reader, Buffer.concat([sslRequest, myQuery('COMMIT')]))).toMatchObject({one: [], split: [], opaque: true})

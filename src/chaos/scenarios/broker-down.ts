@@ -1,14 +1,14 @@
 // The broker goes away and comes back. On the loopback broker: connections refused from the
-// start until 500 ms after the producer's first business op began, then 503s for at least
-// 500 ms and until the relay has been answered 503, then back. On a real broker (--broker):
+// start until 250 ms after the producer's first business op began, then 503s for at least
+// 250 ms and until the relay has been answered 503, then back. On a real broker (--broker):
 // a fault proxy between the relay and the broker resets every connection from the start until
-// at least 1 s after the producer began and the relay was refused, then passes them. The relay
+// at least 0.5 s after the producer began and the relay was refused, then passes them. The relay
 // must retry with backoff and deliver everything once.
 import type {FaultProxy} from '../proxy/fault-proxy.js'
 import type {FaultScenario, RunUnderTest, Stage} from './types.js'
 
 /** how long each outage phase lasts at least (several relay polls and backoffs) */
-const PHASE_MS = 500
+const PHASE_MS = 250
 
 export const brokerDown: FaultScenario<'broker-down'> = {
   name: 'broker-down',

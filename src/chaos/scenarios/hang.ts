@@ -8,7 +8,7 @@ import type {FaultProxy} from '../proxy/fault-proxy.js'
 import type {FaultScenario} from './types.js'
 
 /** how long the black hole lasts at least once the producer began */
-const HANG_MS = 1000
+const HANG_MS = 400
 
 export const hang: FaultScenario<'hang'> = {
   name: 'hang',
@@ -17,6 +17,8 @@ export const hang: FaultScenario<'hang'> = {
   loopbackOnly: true,
   needsRelay: true,
   arm(run) {
+    // the hung publish is given up on after this long (the run waits it out)
+    run.relay.publishTimeoutMs = 1000
     let relay: FaultProxy | undefined
     let consumer: FaultProxy | undefined
     let producerSince = 0

@@ -1,13 +1,14 @@
 // The broker acknowledges after the lease ran out: a fault proxy between the relays and the
-// broker delays every byte both ways, so each publish's answer comes back later than the 1 s
-// lease, and another relay takes the lapsed lease over and publishes the same events again.
+// broker delays every byte both ways, so each publish's answer comes back later than the
+// run's lease, and another relay takes the lapsed lease over and publishes the same events again.
 // Duplicates are allowed; effects must happen once, and no effect may be applied over a newer
 // version of its aggregate (the relays order per aggregate, the consumer checks versions).
 import type {FaultProxy} from '../proxy/fault-proxy.js'
 import type {FaultScenario} from './types.js'
 
-/** each way: a round trip (1.4 s) outlives the run's 1 s lease, within the publisher's 3 s timeout */
-const DELAY_MS = 700
+/** each way: a round trip (0.5 s) outlives the 300 ms lease, well within the publisher's 3 s timeout */
+const DELAY_MS = 250
+const LEASE_MS = 300
 
 export const slowAck: FaultScenario<'slow-ack'> = {
   name: 'slow-ack',
@@ -19,6 +20,8 @@ export const slowAck: FaultScenario<'slow-ack'> = {
   needsRelay: true,
   arm(run) {
     run.relays = Math.max(2, run.relays)
+    // what the delay outlasts, whatever the relay count: the lease of a lone relay
+    run.relay.leaseMs = LEASE_MS
     let proxy: FaultProxy | undefined
     return {
       async start() {

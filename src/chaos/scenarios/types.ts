@@ -36,6 +36,8 @@ export interface Failpoint {
 export interface RelaySettings {
   batch: number
   leaseMs: number
+  /** the relay gives up on a publish to the loopback broker after this long */
+  publishTimeoutMs: number
   pollMs: number
   maxAttempts: number
   backoff: {baseMs: number; capMs: number}

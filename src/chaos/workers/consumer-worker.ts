@@ -27,10 +27,8 @@ const ACK_FLUSH_MS = 50
 /** What the delivery log says of a delivery: the loop's outcome, or what else became of it. */
 type Settled = ConsumeOutcome | 'dead-lettered' | 'acked'
 
-export async function runConsumer(config: WorkerConfig, db: Db, scenario: Scenario, ctx: ScenarioContext, t: RunTables, say: (line: string) => void, note: Note): Promise<void> {
-  const stop = new AbortController()
-  // mid-message, the message is finished and acked first (the loop's graceful stop)
-  process.once('SIGTERM', () => stop.abort())
+export async function runConsumer(config: WorkerConfig, db: Db, scenario: Scenario, ctx: ScenarioContext, t: RunTables, say: (line: string) => void, note: Note, stop: AbortSignal): Promise<void> {
+  // on stop, mid-message, the message is finished and acked first (the loop's graceful stop)
   const log = (deliveryId: string, outcome: Settled) => recordOutcome(db, db.dialect, t, deliveryId, outcome)
   const acked = (deliveryId: string) => recordAcked(db, db.dialect, t, deliveryId)
 
@@ -94,7 +92,7 @@ export async function runConsumer(config: WorkerConfig, db: Db, scenario: Scenar
     }
   }
 
-  const options: Omit<LoopOptions, 'consumer'> = {handler, signal: stop.signal, logger: createLogger({quiet: true, secrets: [config.url, config.broker.url]})}
+  const options: Omit<LoopOptions, 'consumer'> = {handler, signal: stop, logger: createLogger({quiet: true, secrets: [config.url, config.broker.url]})}
   if (config.consumerMode === 'naive') {
     // the outage check is the shipped Consumer's (it only pings the database)
     const ping = new InboxConsumer(db, {consumer: config.consumerName, tables: t.outbox})

@@ -15,6 +15,10 @@ interface Handed {
 }
 
 const STRUCTURED = {'content-type': 'application/cloudevents+json'}
+/** how long the broker holds a request for the next message when it has none */
+const LONG_POLL_MS = 1000
+/** beyond the long poll: a broker that answered nothing by then is hung (a loaded machine's slow answer is not) */
+const GIVE_UP_AFTER_MS = 2000
 
 export function loopbackSource(base: string): DeliverySource {
   const stopped = new AbortController()
@@ -44,7 +48,8 @@ export function loopbackSource(base: string): DeliverySource {
       while (!stopped.signal.aborted) {
         let handed: Handed | undefined
         try {
-          const response = await fetch(`${base}/next?wait=1000`, {signal: AbortSignal.timeout(5000)})
+          // a stop ends the long poll at once; a hung broker (the hang scenario) is given up on soon after its wait
+          const response = await fetch(`${base}/next?wait=${LONG_POLL_MS}`, {signal: AbortSignal.any([stopped.signal, AbortSignal.timeout(LONG_POLL_MS + GIVE_UP_AFTER_MS)])})
           if (response.status === 200) handed = (await response.json()) as Handed
           else await response.body?.cancel()
         } catch {

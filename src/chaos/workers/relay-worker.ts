@@ -8,9 +8,9 @@ import type {RunTables} from '../tables.js'
 import {relayPublisher} from './transport.js'
 import type {WorkerConfig} from './worker.js'
 
-export async function runRelay(config: WorkerConfig, db: Db, t: RunTables, say: (line: string) => void, note: Note): Promise<void> {
+export async function runRelay(config: WorkerConfig, db: Db, t: RunTables, say: (line: string) => void, note: Note, stop: AbortSignal): Promise<void> {
   const {Relay} = await import('../../relay/relay.js')
-  const shipped = await relayPublisher(config.broker, t.prefix)
+  const shipped = await relayPublisher(config.broker, t.prefix, config.relay.publishTimeoutMs)
   const publisher = noted(config.strategy === 'outbox-lost-is-published' ? lostIsPublished(shipped) : shipped, note)
   const relay = new Relay({
     db,
@@ -24,9 +24,9 @@ export async function runRelay(config: WorkerConfig, db: Db, t: RunTables, say: 
     ordering: 'aggregate',
     owner: config.relay.owner,
   })
-  process.once('SIGTERM', () => void relay.stop())
+  stop.addEventListener('abort', () => void relay.stop(), {once: true})
   say('ready')
-  await relay.start()
+  if (!stop.aborted) await relay.start()
   await publisher.close()
 }
 

@@ -11,9 +11,9 @@ export type RealBroker = {kind: 'amqp' | 'nats' | 'redis'; url: string}
 export type BrokerSpec = {kind: 'loopback'; url: string} | RealBroker
 
 /** The relay's publisher for the broker (the same code `outbox relay` runs). */
-export async function relayPublisher(spec: BrokerSpec, prefix: string): Promise<Publisher> {
+export async function relayPublisher(spec: BrokerSpec, prefix: string, timeoutMs = 3000): Promise<Publisher> {
   const {createPublisher} = await import('../../publishers/index.js')
-  if (spec.kind === 'loopback') return createPublisher('http', {target: `${spec.url}/publish`, timeoutMs: 3000})
+  if (spec.kind === 'loopback') return createPublisher('http', {target: `${spec.url}/publish`, timeoutMs})
   return (await import('./transport-brokers.js')).brokerPublisher(spec, prefix)
 }
 

@@ -1,20 +1,28 @@
-// Harness side of the worker processes: spawn with or without an armed failpoint, follow
-// their stdout protocol, and tell a real SIGKILL at the armed step from any other death.
+// Harness side of the worker processes: a pool of real Node processes started ahead of need
+// (start-up and imports paid while other runs go on, not on a run's clock), each given one
+// assignment at a time (worker.ts). A worker that finished or was stopped goes back to the pool;
+// one that died (a SIGKILL at its armed step) is gone, and the pool starts another. Each
+// assignment is a WorkerProcess: its stdout protocol, and a real SIGKILL at the armed step told
+// from any other death.
 import {spawn, type ChildProcess} from 'node:child_process'
 import {existsSync} from 'node:fs'
 import {fileURLToPath} from 'node:url'
 import type {Step} from '../../core/failpoints.js'
 import {HISTORY_PREFIX, type WorkerEntry} from '../history.js'
-import type {WorkerConfig} from './worker.js'
+import type {Assignment, WorkerConfig} from './worker.js'
 
 export interface WorkerExit {
   code: number | null
   signal: NodeJS.Signals | null
   /** the step named by the "outbox-failpoint <step>" line, if the worker printed one */
   failpoint?: string
-  /** Date.now() when the process was seen to exit */
+  /** Date.now() when the process was seen to exit (or its assignment to end) */
   at: number
 }
+
+type Armed = {step: Step; hit: number}
+/** an assignment waiting for a free process */
+type Waiter = {producer: boolean; use(p: Pooled): void; fail(p: Pooled, exit: Omit<WorkerExit, 'failpoint'>): void}
 
 function workerScript(): {script: string; execArgv: string[]} {
   const js = fileURLToPath(new URL('./worker.js', import.meta.url))
@@ -23,27 +31,118 @@ function workerScript(): {script: string; execArgv: string[]} {
   return {script: fileURLToPath(new URL('./worker.ts', import.meta.url)), execArgv: ['--import', 'tsx']}
 }
 
+/** One pooled process: idle, or running one assignment. */
+class Pooled {
+  readonly child: ChildProcess
+  idle = false
+  /** said "idle" once: started and loaded; a process that dies before that failed to start */
+  started = false
+  /** stderr before the first assignment: why it failed to start */
+  bootStderr = ''
+  current?: WorkerProcess
+  /** has run a producer: Kysely is loaded (worker.ts's preload leaves it out) */
+  producer = false
+  private stdoutBuffer = ''
+
+  constructor(preloadUrl: string | undefined, onExit: (p: Pooled, exit: Omit<WorkerExit, 'failpoint'>) => void, onIdle: (p: Pooled) => void) {
+    const {script, execArgv} = workerScript()
+    const env: NodeJS.ProcessEnv = {...process.env}
+    delete env.OUTBOX_FAILPOINTS // armed per assignment, never at start
+    if (preloadUrl) env.OUTBOX_CHAOS_PRELOAD_URL = preloadUrl
+    this.child = spawn(process.execPath, [...execArgv, script], {env, stdio: ['pipe', 'pipe', 'pipe']})
+    this.child.stdin!.on('error', () => {}) // a worker that died: its death is reported by 'exit'
+    this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => this.onStdout(chunk, onIdle))
+    this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      if (this.current) this.current.onStderr(chunk)
+      else if (!this.started && this.bootStderr.length < 20_000) this.bootStderr += chunk
+    })
+    this.child.on('exit', (code, signal) => {
+      const at = Date.now()
+      // let the pipes flush the last lines before reading them
+      setImmediate(() => {
+        this.current?.finish({code, signal, at}, true)
+        this.current = undefined
+        onExit(this, {code, signal, at})
+      })
+    })
+  }
+
+  assign(worker: WorkerProcess, assignment: Assignment): void {
+    this.idle = false
+    this.current = worker
+    if (assignment.config.role === 'producer') this.producer = true
+    this.child.stdin!.write(JSON.stringify(assignment) + '\n')
+  }
+
+  /** Asks the assignment to stop gracefully (what SIGTERM did to a one-shot worker). */
+  stop(): void {
+    this.child.stdin!.write('stop\n')
+  }
+
+  private onStdout(chunk: string, onIdle: (p: Pooled) => void): void {
+    this.stdoutBuffer += chunk
+    let nl: number
+    while ((nl = this.stdoutBuffer.indexOf('\n')) >= 0) {
+      const line = this.stdoutBuffer.slice(0, nl)
+      this.stdoutBuffer = this.stdoutBuffer.slice(nl + 1)
+      if (line !== 'idle') {
+        this.current?.onLine(line)
+        continue
+      }
+      // the assignment returned: a finish with exit code 0, as a one-shot worker's was
+      const done = this.current
+      this.current = undefined
+      done?.finish({code: 0, signal: null, at: Date.now()}, false)
+      this.idle = true
+      this.started = true
+      onIdle(this)
+    }
+  }
+}
+
 /**
  * The worker processes of one runChaos call. Workers never outlive the harness: killed when it
  * exits (also on --timeout's process.exit) or is interrupted (kill()); a worker orphaned anyway
  * (harness SIGKILLed, or a library caller that handles no signal) notices and exits itself.
  */
 export class WorkerPool {
-  private readonly live = new Set<ChildProcess>()
+  private readonly live = new Set<Pooled>()
+  private readonly waiting: Waiter[] = []
   private closed = false
-  private readonly killLive = () => this.live.forEach((c) => c.kill('SIGKILL'))
+  private readonly killLive = () => this.live.forEach((p) => p.child.kill('SIGKILL'))
 
-  constructor() {
+  /**
+   * spares: idle (or starting) processes kept beyond those at work, so that a restart after a
+   * kill and the next run's workers find one ready; preloadUrl: the database whose driver they load.
+   */
+  constructor(private readonly options: {spares?: number; preloadUrl?: string} = {}) {
     process.on('exit', this.killLive)
   }
 
-  spawn(name: string, config: WorkerConfig, armed?: {step: Step; hit: number}, recording = false): WorkerProcess {
+  /** Starts processes until `count` are idle or starting (before the first run). */
+  warm(count: number): void {
+    while (!this.closed && this.unassigned() < count) this.start()
+  }
+
+  /** An assignment for the next free process: returned at once, running as soon as one is idle. */
+  spawn(name: string, config: WorkerConfig, armed?: Armed, recording = false): WorkerProcess {
     const worker = new WorkerProcess(name, config, armed, recording)
-    this.live.add(worker.child)
-    worker.child.on('exit', () => {
-      this.live.delete(worker.child)
-      this.release()
+    const assignment: Assignment = {config, failpoints: armed ? `${armed.step}=kill@${armed.hit}` : undefined}
+    this.take({
+      producer: config.role === 'producer',
+      use: (p) => {
+        // stopped (the run ended) before a process was free: the process stays idle
+        if (worker.exit) return this.onIdle(p)
+        worker.bind(p)
+        p.assign(worker, assignment)
+      },
+      // the process meant for it could not start: its death is this worker's
+      fail: (p, exit) => {
+        worker.onStderr(p.bootStderr)
+        worker.finish(exit, true)
+      },
     })
+    this.warm(this.options.spares ?? 2)
     return worker
   }
 
@@ -52,10 +151,60 @@ export class WorkerPool {
     this.killLive()
   }
 
-  /** No more spawns: the exit guard goes once the last live worker has gone. */
-  close(): void {
+  /**
+   * No more assignments: idle processes and those still loading are SIGKILLed (they hold nothing;
+   * one loading could still be opening the database file the caller is about to delete), one still
+   * stopping leaves when its stdin ends. Resolves once every process has gone; the exit guard goes then.
+   */
+  close(): Promise<void> {
     this.closed = true
+    const gone = [...this.live].map((p) => new Promise<void>((resolve) => (p.child.exitCode !== null || p.child.signalCode !== null ? resolve() : p.child.once('exit', () => resolve()))))
+    for (const p of this.live) {
+      if (p.current) p.child.stdin!.end()
+      else p.child.kill('SIGKILL')
+    }
     this.release()
+    return Promise.all(gone).then(() => {})
+  }
+
+  private unassigned(): number {
+    return [...this.live].filter((p) => !p.current).length - this.waiting.length
+  }
+
+  private take(waiter: Waiter): void {
+    const free = [...this.live].filter((p) => p.idle && !p.current)
+    const idle = free.find((p) => p.producer === waiter.producer) ?? free[0]
+    if (idle) {
+      idle.idle = false
+      return waiter.use(idle)
+    }
+    this.waiting.push(waiter)
+    if (this.unassigned() < 0) this.start()
+  }
+
+  private start(): void {
+    const p = new Pooled(
+      this.options.preloadUrl,
+      (gone, exit) => {
+        this.live.delete(gone)
+        // one that could not start fails a waiting assignment rather than being started again and again
+        if (!gone.started) this.waiting.shift()?.fail(gone, exit)
+        // a death (a kill at a step) leaves the pool short: one more if someone waits
+        else if (!this.closed && this.unassigned() < 0) this.start()
+        this.release()
+      },
+      (idle) => this.onIdle(idle),
+    )
+    this.live.add(p)
+  }
+
+  private onIdle(p: Pooled): void {
+    if (this.closed) return void p.child.stdin!.end()
+    const index = this.waiting.findIndex((w) => w.producer === p.producer)
+    const next = this.waiting.splice(index < 0 ? 0 : index, 1)[0]
+    if (!next) return void (p.idle = true)
+    p.idle = false
+    next.use(p)
   }
 
   private release(): void {
@@ -63,8 +212,8 @@ export class WorkerPool {
   }
 }
 
+/** One assignment of a pooled worker process: what the harness sees of a worker. */
 export class WorkerProcess {
-  readonly child: ChildProcess
   readonly exited: Promise<WorkerExit>
   /** last "op <n>" line: the business op in progress */
   lastOp?: number
@@ -74,52 +223,48 @@ export class WorkerProcess {
   ready = false
   stderr = ''
   readonly spawnedAt = Date.now()
+  /** the OS process running it, once one was free */
+  pid?: number
   /** its "h {...}" lines (history.ts), kept only when the run records a history */
   readonly history: WorkerEntry[] = []
-  private stdoutBuffer = ''
   exit?: WorkerExit
+  private process?: Pooled
+  private resolveExit!: (exit: WorkerExit) => void
 
   constructor(
     readonly name: string,
     readonly config: WorkerConfig,
-    readonly armed?: {step: Step; hit: number},
+    readonly armed?: Armed,
     private readonly recording = false,
   ) {
-    const {script, execArgv} = workerScript()
-    const env: NodeJS.ProcessEnv = {...process.env, OUTBOX_CHAOS_WORKER: JSON.stringify(config)}
-    if (armed) env.OUTBOX_FAILPOINTS = `${armed.step}=kill@${armed.hit}`
-    else delete env.OUTBOX_FAILPOINTS
-    this.child = spawn(process.execPath, [...execArgv, script], {env, stdio: ['ignore', 'pipe', 'pipe']})
-    this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => this.onStdout(chunk))
-    this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-      if (this.stderr.length < 20_000) this.stderr += chunk
-    })
-    this.exited = new Promise((resolve) => {
-      this.child.on('exit', (code, signal) => {
-        const at = Date.now()
-        // let the pipes flush the last lines before reading them
-        setImmediate(() => {
-          const fired = /outbox-failpoint (\S+)/.exec(this.stderr)
-          this.exit = {code, signal, failpoint: fired?.[1], at}
-          resolve(this.exit)
-        })
-      })
-    })
+    this.exited = new Promise((resolve) => (this.resolveExit = resolve))
   }
 
-  private onStdout(chunk: string): void {
-    this.stdoutBuffer += chunk
-    let nl: number
-    while ((nl = this.stdoutBuffer.indexOf('\n')) >= 0) {
-      const line = this.stdoutBuffer.slice(0, nl)
-      this.stdoutBuffer = this.stdoutBuffer.slice(nl + 1)
-      const op = /^op (\d+)$/.exec(line)
-      if (op) this.lastOp = Number(op[1])
-      else if (/^op-error \d+$/.test(line)) this.opErrors++
-      else if (line === 'done') this.done = true
-      else if (line === 'ready') this.ready = true
-      else if (this.recording && line.startsWith(HISTORY_PREFIX)) this.record(line)
-    }
+  bind(p: Pooled): void {
+    this.process = p
+    this.pid = p.child.pid
+  }
+
+  onStderr(chunk: string): void {
+    if (this.stderr.length < 20_000) this.stderr += chunk
+  }
+
+  onLine(line: string): void {
+    const op = /^op (\d+)$/.exec(line)
+    if (op) this.lastOp = Number(op[1])
+    else if (/^op-error \d+$/.test(line)) this.opErrors++
+    else if (line === 'done') this.done = true
+    else if (line === 'ready') this.ready = true
+    else if (this.recording && line.startsWith(HISTORY_PREFIX)) this.record(line)
+  }
+
+  /** The assignment ended: its process died (died = true) or it returned and the process is idle again. */
+  finish(exit: Omit<WorkerExit, 'failpoint'>, died: boolean): void {
+    if (this.exit) return
+    const fired = died ? /outbox-failpoint (\S+)/.exec(this.stderr) : null
+    this.exit = {...exit, failpoint: fired?.[1]}
+    this.process = undefined
+    this.resolveExit(this.exit)
   }
 
   private record(line: string): void {
@@ -139,11 +284,17 @@ export class WorkerProcess {
     return this.stderr.trim().split('\n').slice(-lines).join(' | ')
   }
 
-  /** SIGTERM, then SIGKILL if it has not gone within graceMs. */
+  /** Asks it to stop gracefully, then SIGKILLs its process if it has not stopped within graceMs. */
   async stop(graceMs = 3000): Promise<WorkerExit> {
     if (this.exit) return this.exit
-    this.child.kill('SIGTERM')
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs)
+    const p = this.process
+    if (!p) {
+      // no process was free yet: nothing ran
+      this.finish({code: 0, signal: null, at: Date.now()}, false)
+      return this.exit!
+    }
+    p.stop()
+    const timer = setTimeout(() => p.child.kill('SIGKILL'), graceMs)
     const exit = await this.exited
     clearTimeout(timer)
     return exit

@@ -1,17 +1,21 @@
-// A chaos worker process: `node dist/src/chaos/workers/worker.js` with OUTBOX_CHAOS_WORKER (JSON) set.
-// It runs the project's own producer (writeEvent), relay (relay-worker.ts) and consumer runtime
-// (consumer-worker.ts) against the run's scratch tables; an armed failpoint (OUTBOX_FAILPOINTS)
-// kills it by SIGKILL mid-step.
-// Protocol on stdout, one line each: "ready", "op <n>" before business op n starts, "op-error <n>"
-// when it failed and was passed over (goOnAfterErrors), "done", and with `history` set,
-// "h {...}" per operation (../history.ts).
+// A chaos worker process: `node dist/src/chaos/workers/worker.js`, started ahead of need by the
+// harness's pool (worker-process.ts) with every role's modules loaded, then given assignments
+// one at a time on stdin. An assignment runs the project's own producer (writeEvent), relay
+// (relay-worker.ts) or consumer runtime (consumer-worker.ts) against a run's scratch tables;
+// an armed failpoint kills the whole process by SIGKILL mid-step (the pool starts another).
+// Protocol on stdin, one line each: an Assignment's JSON, or "stop" (the graceful stop SIGTERM
+// used to ask for: the role finishes what it holds and returns).
+// Protocol on stdout, one line each: "idle" when waiting for an assignment, "ready", "op <n>"
+// before business op n starts, "op-error <n>" when it failed and was passed over
+// (goOnAfterErrors), "done", and with `history` set, "h {...}" per operation (../history.ts).
 import {writeSync} from 'node:fs'
+import {createInterface} from 'node:readline'
 import type {CompiledQuery as CompiledQueryType, Transaction} from 'kysely'
 import type {Sql} from '../../../dialects/index.js'
 import {openDb, type Db, type Queryable, type Row} from '../../db/index.js'
 import {writeEvent, type NewEvent} from '../../producer.js'
 import {uuidv7} from '../../core/uuid.js'
-import {failpoint} from '../../core/failpoints.js'
+import {armFailpoints, failpoint} from '../../core/failpoints.js'
 import {historyLine, type Note} from '../history.js'
 import {loadScenario, scenarioContext, type Scenario, type ScenarioContext} from '../business-scenario.js'
 import {openPublisher, type BrokerSpec} from './transport.js'
@@ -36,9 +40,15 @@ export interface WorkerConfig {
   consumerMode: ConsumerMode
   consumerName: string
   broker: BrokerSpec
-  relay: {batch: number; leaseMs: number; pollMs: number; maxAttempts: number; backoff: {baseMs: number; capMs: number}; owner: string}
+  relay: {batch: number; leaseMs: number; publishTimeoutMs: number; pollMs: number; maxAttempts: number; backoff: {baseMs: number; capMs: number}; owner: string}
   /** print a history line per operation (`--report`) */
   history?: boolean
+}
+
+/** One line on a pooled worker's stdin: the role to run, and the failpoint it runs with (OUTBOX_FAILPOINTS's syntax). */
+export interface Assignment {
+  config: WorkerConfig
+  failpoints?: string
 }
 
 const say = (line: string) => writeSync(1, line + '\n')
@@ -58,13 +68,13 @@ function kyselyQueryable(trx: Transaction<any>, db: Db, CompiledQuery: typeof Co
   }
 }
 
-async function producer(config: WorkerConfig, db: Db, scenario: Scenario, ctx: ScenarioContext, t: RunTables, note: Note): Promise<void> {
+async function producer(config: WorkerConfig, db: Db, scenario: Scenario, ctx: ScenarioContext, t: RunTables, note: Note, stop: AbortSignal): Promise<void> {
   // kysely only here: it is the slowest import, and relay and consumer do not need it
   const [kysely, {CompiledQuery}] = await Promise.all([db.kysely(), import('kysely')])
   const q = (trx: Transaction<any>) => kyselyQueryable(trx, db, CompiledQuery)
   const outbox = usesRelay(config.strategy)
   const publisher = outbox ? undefined : await openPublisher(config.broker, t.prefix)
-  for (let op = config.opStart ?? 0; op < config.ops; op++) {
+  for (let op = config.opStart ?? 0; op < config.ops && !stop.aborted; op++) {
     say(`op ${op}`)
     const detail = `op ${op}`
     const fixedId = config.ids?.[String(op)]
@@ -122,27 +132,71 @@ async function producer(config: WorkerConfig, db: Db, scenario: Scenario, ctx: S
   say('done')
 }
 
+/** One assignment, from opening its database to closing it; the process stays for the next one. */
+async function run({config, failpoints}: Assignment, stop: AbortSignal): Promise<void> {
+  armFailpoints(failpoints)
+  // queryTimeoutMs: a server that stops answering (a black hole, no reset) fails a statement, never hangs the worker
+  const db = await openDb(config.url, {poolSize: 2, busyTimeoutMs: 10_000, queryTimeoutMs: 10_000})
+  try {
+    const t = runTables(config.prefix)
+    const note: Note = config.history ? (entry) => say(historyLine(entry)) : () => {}
+    if (config.role === 'relay') {
+      await runRelay(config, db, t, say, note, stop)
+    } else {
+      const {scenario} = await loadScenario(config.scenarioPath)
+      const ctx = scenarioContext(db.dialect, config.prefix, config.ops)
+      if (config.role === 'producer') await producer(config, db, scenario, ctx, t, note, stop)
+      else await runConsumer(config, db, scenario, ctx, t, say, note, stop)
+    }
+  } finally {
+    armFailpoints(undefined)
+    await db.close().catch(() => {})
+  }
+}
+
+/**
+ * Every role's modules, loaded while the process waits for its first assignment; but Kysely (half
+ * a worker's start-up CPU) only for a producer, once: the pool gives producers processes that
+ * have been one before (worker-process.ts).
+ */
+async function preload(url: string | undefined): Promise<void> {
+  await Promise.all([import('../../relay/relay.js'), import('../../publishers/index.js'), import('./loopback-source.js'), loadScenario(undefined)])
+  // the dialect and its driver package, through a connection opened and closed at once
+  if (url) await openDb(url, {poolSize: 1, busyTimeoutMs: 10_000}).then((db) => db.close()).catch(() => {})
+}
+
 async function main(): Promise<void> {
   // orphaned (the harness died without killing us): stop rather than run forever
   const parent = process.ppid
   setInterval(() => process.ppid !== parent && process.exit(0), 500).unref()
-  const config = JSON.parse(process.env.OUTBOX_CHAOS_WORKER ?? '') as WorkerConfig
-  const db = await openDb(config.url, {poolSize: 2, busyTimeoutMs: 10_000})
-  const t = runTables(config.prefix)
-  const note: Note = config.history ? (entry) => say(historyLine(entry)) : () => {}
-  if (config.role === 'relay') {
-    await runRelay(config, db, t, say, note)
-  } else {
-    const {scenario} = await loadScenario(config.scenarioPath)
-    const ctx = scenarioContext(db.dialect, config.prefix, config.ops)
-    if (config.role === 'producer') await producer(config, db, scenario, ctx, t, note)
-    else await runConsumer(config, db, scenario, ctx, t, say, note)
+  await preload(process.env.OUTBOX_CHAOS_PRELOAD_URL)
+  let current: AbortController | undefined
+  let leaving = false
+  // SIGTERM or the end of stdin (the pool closed): the assignment stops gracefully, then the process goes
+  const leave = () => {
+    leaving = true
+    if (current) current.abort()
+    else process.exit(0)
   }
-  await db.close()
-  process.exit(0)
+  process.on('SIGTERM', leave)
+  const lines = createInterface({input: process.stdin})
+  lines.on('close', leave)
+  lines.on('line', (line) => {
+    if (line === 'stop') return current?.abort()
+    if (current) return crash(new Error('an assignment came while another one runs'))
+    const stop = (current = new AbortController())
+    run(JSON.parse(line) as Assignment, stop.signal).then(() => {
+      current = undefined
+      if (leaving) process.exit(0)
+      say('idle')
+    }, crash)
+  })
+  say('idle')
 }
 
-main().catch((error: unknown) => {
+function crash(error: unknown): never {
   writeSync(2, `outbox-chaos-worker error: ${String((error as Error)?.stack ?? error)}\n`)
   process.exit(3)
-})
+}
+
+main().catch(crash)
