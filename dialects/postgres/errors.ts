@@ -7,7 +7,7 @@ const code = (error: unknown) => (error as {code?: string})?.code
 export const errors: ErrorsPart = {
   classify: classifier({
     // 57P01-03: terminated by an administrator (pg_terminate_backend), crash, or shutdown
-    lost: (e) => ['57P01', '57P02', '57P03'].includes(e.code) || /connection terminated|server closed the connection|terminating connection/i.test(e.message),
+    lost: (e) => ['57P01', '57P02', '57P03'].includes(e.code) || /connection terminated|server closed the connection|terminating connection|not queryable/i.test(e.message),
     'too-many-connections': (e) => e.code === '53300' || /too many connections/i.test(e.message),
     // 57014 is both: statement_timeout's says so, any other is a cancel
     'statement-timeout': (e) => e.code === '57014' && /statement timeout/i.test(e.message),
