@@ -59,12 +59,31 @@ export interface RetentionPart {
   finalize?(names: TableNames, partition: string): Sql
   /** {event_type, n, kept}: a retired table's rows per type, `kept` the ones that must stay in the outbox */
   retiredRows(names: TableNames, retired: string, publishedBefore: Date): Sql
-  /** drops a retired table (MySQL: and the partition it left empty); run in the copy's transaction */
-  drop(names: TableNames, retired: string, partition: string): Sql[]
+  /**
+   * {n}: the rows written into the partition's range since it was taken out (a replay from the
+   * archive, a late writer), where they sit: PostgreSQL: in the catch-all (`catchAll`; none:
+   * undefined, such an insert fails); MySQL: in the partition itself, which EXCHANGE left empty.
+   */
+  landed(names: TableNames, partition: string, range: PartitionRange, catchAll: string | undefined): Sql | undefined
+  /**
+   * MySQL: the session's table locks on the outbox and the retired table, held from `landed`'s
+   * count through drop or restore (DDL there commits at once: a transaction holds nothing), so no
+   * row lands in the emptied partition between its count and its drop or exchange back.
+   */
+  guard?: {lock(names: TableNames, retired: string): Sql; unlock: Sql}
+  /**
+   * Drops a retired table, and on MySQL the partition it left empty, unless `landed` rows sit
+   * there now (kept, with the partition); run in the copy's transaction.
+   */
+  drop(names: TableNames, retired: string, partition: string, landed: number): Sql[]
   /** drops a retired table found empty; its partition, if still there, is the plan's to judge */
   discard(names: TableNames, retired: string): Sql
-  /** puts a retired table's rows back where they came from (found holding rows that must stay), clearing the mark */
-  restore(names: TableNames, retired: string, partition: string, range: PartitionRange): Sql[]
+  /**
+   * Puts a retired table's rows back where they came from (found holding rows that must stay),
+   * clearing the mark, in one transaction (MySQL: under guard); with the `landed` rows that
+   * were written into its range meanwhile, which stay in the outbox.
+   */
+  restore(names: TableNames, retired: string, partition: string, range: PartitionRange, landed: number, catchAll: string | undefined): Sql[]
   /** PostgreSQL: clears the mark of a partition that was never taken out (its comment) */
   unmark?(names: TableNames, partition: string): Sql
 }

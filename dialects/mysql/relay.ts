@@ -33,9 +33,14 @@ FOR UPDATE SKIP LOCKED`
  * (the claim's UPDATE 60-120 ms against 7 ms a batch of 100 on 40 daily partitions).
  */
 function updateByIds(names: TableNames, ids: string[], createdAt: CreatedSpan | undefined, set: Sql, where: Sql = sql``): Sql {
+  return updateIn(names, idList(ids), createdAt, set, where)
+}
+
+/** updateByIds with the ids and the span as SQL (claimScript: the temporary table and its bounds) */
+function updateIn(names: TableNames, ids: Sql, createdAt: {from: unknown; to: unknown} | undefined, set: Sql, where: Sql = sql``): Sql {
   const span = createdAt ? sql` AND created_at BETWEEN ${createdAt.from} AND ${createdAt.to}` : sql``
   return sql`UPDATE ${raw(table(names, 'outbox'))} FORCE INDEX (PRIMARY) ${set}
-WHERE id IN (${idList(ids)})${span}${where}`
+WHERE id IN (${ids})${span}${where}`
 }
 
 function leaseSet(options: ClaimOptions): Sql {
@@ -43,25 +48,27 @@ function leaseSet(options: ClaimOptions): Sql {
 }
 
 /**
- * The same two statements as a client script: the locked ids go through a temporary table
- * (CREATE TEMPORARY TABLE does not end the transaction), so it runs unchanged in `mariadb`
- * or `mysql` and skips, rather than waits on, rows another session holds.
+ * The same two statements as a client script: the locked ids and their created_at go through a
+ * temporary table (CREATE TEMPORARY TABLE does not end the transaction), the UPDATE is the
+ * relay's (updateIn) with the batch's created_at span in session variables, so it runs
+ * unchanged in `mariadb` or `mysql` and skips, rather than waits on, rows another session holds.
  */
 function claimScript(names: TableNames, options: ClaimOptions): string {
-  const outbox = table(names, 'outbox')
-  const lock = inline(lockStatement(names, options, 'e.id'), literal)
-  const update = inline(sql`UPDATE ${raw(outbox)} ${leaseSet(options)} WHERE id IN (SELECT id FROM outbox_claim_ids)`, literal)
+  const lock = inline(lockStatement(names, options, 'e.id, e.created_at'), literal)
+  const span = {from: raw('@outbox_claim_from'), to: raw('@outbox_claim_to')}
+  const update = inline(updateIn(names, sql`SELECT id FROM outbox_claim_ids`, span, leaseSet(options)), literal)
   const mark = options.mark ? `${inline(markStatement(names, options.mark.ids, options.mark.createdAt), literal)};\n` : ''
   return `${READ_COMMITTED};
-CREATE TEMPORARY TABLE IF NOT EXISTS outbox_claim_ids (id CHAR(36) CHARACTER SET ascii COLLATE ascii_bin PRIMARY KEY);
+CREATE TEMPORARY TABLE IF NOT EXISTS outbox_claim_ids (id CHAR(36) CHARACTER SET ascii COLLATE ascii_bin PRIMARY KEY, created_at DATETIME(6) NOT NULL);
 DELETE FROM outbox_claim_ids;
 START TRANSACTION;
-${mark}INSERT INTO outbox_claim_ids (id)
+${mark}INSERT INTO outbox_claim_ids (id, created_at)
 ${lock};
+SET @outbox_claim_from = (SELECT MIN(created_at) FROM outbox_claim_ids), @outbox_claim_to = (SELECT MAX(created_at) FROM outbox_claim_ids);
 ${update};
 COMMIT;
 SELECT ${selectList(CLAIMED_COLUMNS, 'e')}
-FROM ${outbox} e JOIN outbox_claim_ids c ON c.id = e.id ORDER BY e.created_at, e.id;`
+FROM ${table(names, 'outbox')} e JOIN outbox_claim_ids c ON c.id = e.id ORDER BY e.created_at, e.id;`
 }
 
 // The mark, alone or first in the next claim's transaction (the carried mark), where the

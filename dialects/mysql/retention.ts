@@ -38,10 +38,24 @@ WHERE table_schema = COALESCE(${names.schema ?? null}, DATABASE()) AND table_com
 ORDER BY table_name`,
   retiredRows: (names, retired, publishedBefore) =>
     sql`SELECT event_type, COUNT(*) AS n, COALESCE(SUM(${kept(publishedBefore)}), 0) AS kept FROM ${named(names, retired)} GROUP BY event_type`,
-  drop: (names, retired, partition) => [sql`DROP TABLE ${named(names, retired)}`, sql`ALTER TABLE ${outbox(names)} DROP PARTITION ${raw(quoteIdent(partition))}`],
+  landed: (names, partition) => sql`SELECT COUNT(*) AS n FROM ${outbox(names)} PARTITION (${raw(quoteIdent(partition))})`,
+  // LOCK TABLES commits the copy's transaction, as the DDL after it would; ALTER TABLE and DROP
+  // TABLE keep the session's other locks (MariaDB 10.11: a writer's INSERT waits until UNLOCK)
+  guard: {
+    lock: (names, retired) => sql`LOCK TABLES ${outbox(names)} WRITE, ${named(names, retired)} WRITE`,
+    unlock: sql`UNLOCK TABLES`,
+  },
+  drop: (names, retired, partition, landed) => [
+    sql`DROP TABLE ${named(names, retired)}`,
+    // rows written into its range since the exchange stay, and the partition with them
+    ...(landed > 0 ? [] : [sql`ALTER TABLE ${outbox(names)} DROP PARTITION ${raw(quoteIdent(partition))}`]),
+  ],
   discard: (names, retired) => sql`DROP TABLE ${named(names, retired)}`,
-  restore: (names, retired, partition) => [
-    sql`ALTER TABLE ${outbox(names)} EXCHANGE PARTITION ${raw(quoteIdent(partition))} WITH TABLE ${named(names, retired)}`,
+  restore: (names, retired, partition, _range, landed) => [
+    // an exchange back would swap rows written meanwhile into the table dropped next: they get the retired rows added instead
+    landed > 0
+      ? sql`INSERT INTO ${outbox(names)} SELECT * FROM ${named(names, retired)} ON DUPLICATE KEY UPDATE id = ${outbox(names)}.id`
+      : sql`ALTER TABLE ${outbox(names)} EXCHANGE PARTITION ${raw(quoteIdent(partition))} WITH TABLE ${named(names, retired)}`,
     sql`DROP TABLE ${named(names, retired)}`,
   ],
 }

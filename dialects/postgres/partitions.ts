@@ -3,6 +3,7 @@
 import type {PartitioningPart, PartitionRange, TableNames} from '../dialect.js'
 import {indexNames, quoteString} from '../shared.js'
 import {raw, sql} from '../sql.js'
+import {catchAllRows, throughCatchAll} from './catch-all.js'
 import {retention} from './retention.js'
 import {quoteIdent, table} from './render.js'
 
@@ -51,23 +52,10 @@ WHERE i.inhparent = to_regclass(${table(names, 'outbox')})
 ORDER BY catch_all, range_from`,
   stats: (names, partition) =>
     sql`SELECT count(*) AS row_count, min(created_at) FILTER (WHERE published_at IS NULL) AS oldest_unpublished FROM ${raw(partitionTable(names, partition))}`,
-  catchAllRows: (names, catchAll, range) =>
-    sql`SELECT count(*) AS n FROM ${raw(partitionTable(names, catchAll))} WHERE created_at >= ${range.from} AND created_at < ${range.to}`,
+  catchAllRows,
   add(names, catchAll, ranges, catchAllHasRows) {
     const creates = ranges.map((range) => sql`${noSemicolon(createRange(names, range, false))}`)
-    if (!catchAllHasRows) return creates
-    // A range cannot be created while the DEFAULT partition holds rows in it (pgmq#583): take
-    // the DEFAULT partition out, create the ranges, move its rows in through the parent, put it back.
-    const outbox = raw(table(names, 'outbox'))
-    const fallback = raw(partitionTable(names, catchAll))
-    const from = ranges[0].from
-    const to = ranges[ranges.length - 1].to
-    return [
-      sql`ALTER TABLE ${outbox} DETACH PARTITION ${fallback}`,
-      ...creates,
-      sql`WITH moved AS (DELETE FROM ${fallback} WHERE created_at >= ${from} AND created_at < ${to} RETURNING *) INSERT INTO ${outbox} SELECT * FROM moved`,
-      sql`ALTER TABLE ${outbox} ATTACH PARTITION ${fallback} DEFAULT`,
-    ]
+    return catchAllHasRows ? throughCatchAll(names, catchAll, {from: ranges[0].from, to: ranges[ranges.length - 1].to}, creates) : creates
   },
   migration(names, create) {
     const old = `${names.outbox}_unpartitioned`

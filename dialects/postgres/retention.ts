@@ -5,6 +5,7 @@
 import type {RetentionPart, TableNames} from '../dialect.js'
 import {retiredComment, retiredOf} from '../retention.js'
 import {quoteString} from '../shared.js'
+import {catchAllRows, throughCatchAll} from './catch-all.js'
 import {raw, sql} from '../sql.js'
 import {table} from './render.js'
 
@@ -49,11 +50,13 @@ ORDER BY c.relname`,
   finalize: (names, partition) => sql`ALTER TABLE ${outbox(names)} DETACH PARTITION ${partitionTable(names, partition)} FINALIZE`,
   retiredRows: (names, retired, publishedBefore) =>
     sql`SELECT event_type, count(*) AS n, count(*) FILTER (WHERE ${kept(publishedBefore)}) AS kept FROM ${partitionTable(names, retired)} GROUP BY event_type`,
+  landed: (names, _partition, range, catchAll) => (catchAll ? catchAllRows(names, catchAll, range) : undefined),
   drop: (names, retired) => [sql`DROP TABLE ${partitionTable(names, retired)}`],
   discard: (names, retired) => sql`DROP TABLE ${partitionTable(names, retired)}`,
-  restore: (names, retired, _partition, range) => [
-    sql`ALTER TABLE ${outbox(names)} ATTACH PARTITION ${partitionTable(names, retired)} FOR VALUES FROM (${raw(quoteString(range.from.toISOString()))}) TO (${raw(quoteString(range.to.toISOString()))})`,
-    sql`COMMENT ON TABLE ${partitionTable(names, retired)} IS NULL`,
-  ],
+  restore: (names, retired, _partition, range, landed, catchAll) => {
+    const attach = sql`ALTER TABLE ${outbox(names)} ATTACH PARTITION ${partitionTable(names, retired)} FOR VALUES FROM (${raw(quoteString(range.from.toISOString()))}) TO (${raw(quoteString(range.to.toISOString()))})`
+    // rows written into its range meanwhile sit in the DEFAULT partition, which refuses the attach while they do
+    return [...(landed > 0 && catchAll ? throughCatchAll(names, catchAll, range, [attach]) : [attach]), sql`COMMENT ON TABLE ${partitionTable(names, retired)} IS NULL`]
+  },
   unmark: (names, partition) => sql`COMMENT ON TABLE ${partitionTable(names, partition)} IS NULL`,
 }

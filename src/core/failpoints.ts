@@ -23,6 +23,8 @@ export const OTHER_FAILPOINTS = [
   'archive.partition-detached',
   // ... and its rows copied into the archive table, the drop not yet run (not committed)
   'archive.partition-copied',
+  // ... and about to drop the retired table (MySQL: the table lock before it committed the copy)
+  'archive.partition-drop',
 ] as const
 
 export type Step = (typeof STEPS)[number] | (typeof OTHER_FAILPOINTS)[number]

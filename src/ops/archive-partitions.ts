@@ -11,7 +11,7 @@
 // between these steps leaves a marked table, which the next run finds (dialect.retention.retired)
 // and finishes first.
 import {sql} from 'kysely'
-import {parseRetiredComment, type PartitionRange, type RetentionPart, type RetireMode} from '../../dialects/index.js'
+import {parseRetiredComment, type PartitionRange, type RetentionPart, type RetireMode, type Sql} from '../../dialects/index.js'
 import {UsageError} from '../core/errors.js'
 import {failpoint} from '../core/failpoints.js'
 import {runUnderLock} from '../db/lock.js'
@@ -21,6 +21,7 @@ import {replacingOlder} from './archive-move.js'
 import {ALL_COLUMNS} from './events.js'
 import {readLayout, type PartitionLayout} from './partitions.js'
 import {num, type OpsContext} from './query.js'
+import type {Queryable} from '../db/index.js'
 import {exec} from './statements.js'
 import {countBy} from './tally.js'
 
@@ -79,6 +80,11 @@ export interface PartitionRetentionResult extends Detaching {
   held: HeldPartition[]
   /** taken out, then found holding rows that must stay (changed meanwhile): put back, left to the batches */
   restored: string[]
+  /**
+   * MySQL: emptied partitions whose rows were taken, found holding rows written into their range
+   * since (a replay, a late writer): not dropped, those rows stay in the outbox for the next run
+   */
+  refilled: string[]
   /** of archived, the rows the batches moved or deleted */
   batchedRows: number
 }
@@ -174,7 +180,7 @@ export async function retirePartitions(r: Retention, options: RetireOptions): Pr
     if (u.state === 'pending') await r.db.execute(r.part.finalize!(r.names, u.partition))
   }
   return runUnderLock(r.db, lock, async () => {
-    const result: Omit<PartitionRetentionResult, 'batchedRows'> = {...detaching(r), retired: [], finished: [], held: [], restored: []}
+    const result: Omit<PartitionRetentionResult, 'batchedRows'> = {...detaching(r), retired: [], finished: [], held: [], restored: [], refilled: []}
     let rows = 0
     const stopped = () => Boolean(options.signal?.aborted)
     const took = (n: number) => {
@@ -190,8 +196,9 @@ export async function retirePartitions(r: Retention, options: RetireOptions): Pr
       const done = await finish(r, u.table, u.partition, u.mode, options.byType, false)
       if (done === 'restored') result.restored.push(u.partition)
       else {
-        result.finished.push({...u, rows: done})
-        took(done)
+        result.finished.push({...u, rows: done.rows})
+        if (done.landed > 0) result.refilled.push(u.partition)
+        took(done.rows)
       }
     }
     // judged under the lock, after the unfinished ones are back or gone
@@ -206,8 +213,9 @@ export async function retirePartitions(r: Retention, options: RetireOptions): Pr
       const done = await finish(r, r.part.retiredTable(r.names, p.name), p.name, options.mode, options.byType, true)
       if (done === 'restored') result.restored.push(p.name)
       else {
-        result.retired.push({...p, rows: done})
-        took(done)
+        result.retired.push({...p, rows: done.rows})
+        if (done.landed > 0) result.refilled.push(p.name)
+        took(done.rows)
       }
     }
     return {result, rows, interrupted: false}
@@ -216,11 +224,13 @@ export async function retirePartitions(r: Retention, options: RetireOptions): Pr
 
 /**
  * A taken-out partition's rows checked again where nothing else reaches them, then copied into
- * the archive (moving) and dropped, in one transaction (MySQL commits the copy as the DROP
- * starts; a rerun copies again over the same ids, so the archive still holds each event once).
- * Rows that must stay (changed between the check and the detach) send the partition back whole.
+ * the archive (moving) and dropped, in one transaction (MySQL commits the copy as the table
+ * lock before the drop starts; a rerun copies again over the same ids, so the archive still holds
+ * each event once). Rows that must stay (changed between the check and the detach) send the
+ * partition back whole. Rows written into the range since it was taken out stay in the outbox
+ * either way (`landed`: MySQL keeps the emptied partition for them).
  */
-async function finish(r: Retention, table: string, partition: string, mode: RetireMode, byType: Record<string, number>, fresh: boolean): Promise<number | 'restored'> {
+async function finish(r: Retention, table: string, partition: string, mode: RetireMode, byType: Record<string, number>, fresh: boolean): Promise<{rows: number; landed: number} | 'restored'> {
   const {db, names, part} = r
   const counted = await db.transaction(async (tx) => {
     const types = await tx.query(part.retiredRows(names, table, r.publishedBefore))
@@ -233,17 +243,43 @@ async function finish(r: Retention, table: string, partition: string, mode: Reti
       if (copied < rows) throw new Error(`copied ${copied} of ${rows} rows of ${table} into the archive; rolled back, rerun`)
       failpoint('archive.partition-copied')
     }
-    for (const statement of part.drop(names, table, partition)) await tx.execute(statement)
+    const landed = await guarded(r, tx, table, partition, (n) => {
+      failpoint('archive.partition-drop') // MySQL: the lock committed the copy
+      return part.drop(names, table, partition, n)
+    })
     for (const t of types) countBy(byType, String(t.event_type), num(t.n))
-    return rows
+    return {rows, landed}
   })
   if (counted === 'discard') {
     await db.execute(part.discard(names, table))
-    return 0
+    return {rows: 0, landed: 0}
   }
   if (counted !== 'restore') return counted
-  for (const statement of part.restore(names, table, partition, rangeOf(r, partition))) await db.execute(statement)
+  const catchAll = r.layout.partitions.find((p) => p.catchAll)?.name
+  await db.transaction((tx) => guarded(r, tx, table, partition, (n) => part.restore(names, table, partition, rangeOf(r, partition), n, catchAll)))
   return 'restored'
+}
+
+/**
+ * Counts the rows written into the partition's range since it was taken out, then runs what
+ * drops or restores it knowing them, under the dialect's guard where it has one (MySQL: table
+ * locks, released whatever happens: the connection goes back to the pool).
+ */
+async function guarded(r: Retention, tx: Queryable, table: string, partition: string, statements: (landed: number) => Sql[]): Promise<number> {
+  const {part, names} = r
+  if (part.guard) await tx.execute(part.guard.lock(names, table))
+  let landed = 0
+  try {
+    const catchAll = r.layout.partitions.find((p) => p.catchAll)?.name
+    const count = part.landed(names, partition, rangeOf(r, partition), catchAll)
+    landed = count ? num((await tx.query(count))[0]?.n) : 0
+    for (const statement of statements(landed)) await tx.execute(statement)
+  } catch (error) {
+    if (part.guard) await tx.execute(part.guard.unlock).catch(() => undefined)
+    throw error
+  }
+  if (part.guard) await tx.execute(part.guard.unlock)
+  return landed
 }
 
 /** INSERT INTO archive SELECT ... FROM the taken-out table; an id the archive holds already takes this copy (a rerun after MySQL committed the copy). */

@@ -116,7 +116,7 @@ function scope(options: ArchiveOptions, before: Date, publishedBefore: Date): Ar
 
 /** A run that changed nothing: what the CLI reports when the plan found nothing to archive. */
 export function nothingArchived({dryRun: _, wouldArchive: __, partitions, ...selected}: ArchivePlan): ArchiveResult {
-  const held = partitions && {detach: partitions.detach, detachWhy: partitions.detachWhy, retired: [], finished: [], held: partitions.held, restored: [], batchedRows: 0}
+  const held = partitions && {detach: partitions.detach, detachWhy: partitions.detachWhy, retired: [], finished: [], held: partitions.held, restored: [], refilled: [], batchedRows: 0}
   return {...selected, dryRun: false, archived: 0, batches: 0, interrupted: false, partitions: held}
 }
 

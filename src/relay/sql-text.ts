@@ -1,5 +1,5 @@
 // `outbox sql ...`: the relay's own statements, printed inlined (runnable) or parameterised.
-import type {ClaimOptions, Dialect, RetryInput, TableNames} from '../../dialects/index.js'
+import type {ClaimOptions, CreatedSpan, Dialect, RetryInput, TableNames} from '../../dialects/index.js'
 import type {Sql} from '../../dialects/index.js'
 
 export type SqlStyle = 'inline' | 'params'
@@ -27,10 +27,12 @@ export function claimSql(dialect: Dialect, names: TableNames, options: ClaimOpti
     return [{sql: 'BEGIN;'}, ...print(dialect, [...mark, plan.statement], style), {sql: 'COMMIT;'}]
   }
   const placeholderIds = ['<id 1>', '<id 2>']
+  // the relay bounds the UPDATE by its batch's created_at (the partitions it reads): printed, never run
+  const placeholderSpan = {from: '<created_at of id 1>', to: '<created_at of id 2>'} as unknown as CreatedSpan
   return [
     ...print(dialect, plan.session, style),
     {sql: 'START TRANSACTION;'},
-    ...print(dialect, [...mark, plan.lock, plan.update(placeholderIds)], style),
+    ...print(dialect, [...mark, plan.lock, plan.update(placeholderIds, placeholderSpan)], style),
     {sql: 'COMMIT;'},
   ]
 }

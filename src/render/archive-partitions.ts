@@ -25,6 +25,7 @@ export async function partitionLines(r: ArchiveOutput): Promise<string[]> {
     for (const u of p.finished) rows.push([`finished (${u.mode})`, u.table, `left ${u.state} by an earlier run`, u.rows])
     for (const w of p.retired) rows.push([r.mode === 'delete' ? 'dropped' : 'moved + dropped', w.name, range(w), w.rows])
     for (const name of p.restored) rows.push(['put back', name, 'rows changed since the check: left to the batches', ''])
+    for (const name of p.refilled) rows.push(['kept', name, 'rows written into its range since it was emptied: the next run judges it', ''])
   }
   for (const h of p.held) rows.push(['held', h.name, `${range(h)}: ${h.reason}`, h.rows])
   const head = `partitions: ${taken} ${r.dryRun ? 'to take' : 'taken'} out whole, ${p.held.length} held; ${p.batchedRows} row(s) ${r.dryRun ? 'left to' : 'moved in'} the batches. How: ${p.detachWhy}`
