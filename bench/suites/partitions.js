@@ -9,9 +9,10 @@
 // 100k rows (--quick: 10k), 3 rounds of each case (--quick: 1); --skip-ensure leaves it out.
 import {randomUUID} from 'node:crypto'
 import {loadavg} from 'node:os'
-import {fmt, median, summary} from '../lib.js'
+import {fmt, summary} from '../lib.js'
 import {spread} from '../report.js'
-import {applyInit, ensurePartitions, initPlan, join, openDb, raw, readStatus, Relay, sql} from '../lib-under-test.js'
+import {applyInit, ensurePartitions, initPlan, join, openDb, raw, sql} from '../lib-under-test.js'
+import {BACKLOG, BATCH, drainAndStatusPairs} from '../partitions-pairs.js'
 import {dropEnsureTables, ENSURE_CASES, ensureRound, stageEnsure} from '../partitions-ensure.js'
 
 const URLS = {
@@ -19,10 +20,7 @@ const URLS = {
   mysql: process.env.OUTBOX_BENCH_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test',
 }
 const TARGET = 1.2
-const BATCH = 100
-const BACKLOG = 2000
 const DAY = 86_400_000
-const noop = {name: 'noop', publish: async (events) => events.map(() => ({ok: true})), close: async () => {}}
 const tables = (tag) => ({outbox: `bench_part_${tag}`, inbox: `bench_part_${tag}_in`, archive: `bench_part_${tag}_ar`})
 
 async function create(db, plain, parted, now) {
@@ -54,27 +52,6 @@ async function seed(db, plain, parted, now, history) {
   for (const names of [plain, parted]) await db.execute(db.dialect.verify.analyze(names))
 }
 
-async function resetBacklog(db, names) {
-  await db.execute(sql`UPDATE ${raw(db.dialect.render.table(names, 'outbox'))} SET published_at = NULL, lease_owner = NULL, lease_until = NULL, attempts = 0
-WHERE event_type = 'bench.pending'`)
-}
-
-async function drainMs(db, names) {
-  await resetBacklog(db, names)
-  await new Promise((resolve) => setTimeout(resolve, 250)) // the reset's background work settles
-  const started = performance.now()
-  const result = await new Relay({db, publisher: noop, tables: names, batch: BATCH, owner: 'bench-part'}).drainOnce()
-  const ms = performance.now() - started
-  if (result.published !== BACKLOG) throw new Error(`${names.outbox}: drained ${result.published} of ${BACKLOG}`)
-  return ms
-}
-
-async function statusMs(db, names) {
-  const started = performance.now()
-  await readStatus(db, names, {windowMs: 3_600_000})
-  return performance.now() - started
-}
-
 export default async function partitions({quick, log, args = []}) {
   const ensure = !args.includes('--skip-ensure')
   const pairs = quick ? 3 : 9
@@ -92,27 +69,7 @@ export default async function partitions({quick, log, args = []}) {
       await create(db, plain, parted, now)
       await seed(db, plain, parted, now, history)
       log(`${dialect}: seeded ${history} + ${BACKLOG} rows into both tables`)
-      const t = {drain: {plain: [], parted: []}, status: {plain: [], parted: []}}
-      const ratios = {drain: [], status: []}
-      for (let i = 0; i < pairs; i++) {
-        const order = i % 2 ? ['parted', 'plain'] : ['plain', 'parted']
-        const pair = {drain: {}, status: {}}
-        for (const which of order) {
-          const names = which === 'plain' ? plain : parted
-          pair.drain[which] = await drainMs(db, names)
-          pair.status[which] = median([await statusMs(db, names), await statusMs(db, names), await statusMs(db, names)])
-        }
-        for (const k of ['drain', 'status']) {
-          t[k].plain.push(pair[k].plain)
-          t[k].parted.push(pair[k].parted)
-          ratios[k].push(pair[k].parted / pair[k].plain)
-        }
-        log(`${dialect} pair ${i + 1}: drain ${fmt(pair.drain.plain, 0)} / ${fmt(pair.drain.parted, 0)} ms, status ${fmt(pair.status.plain)} / ${fmt(pair.status.parted)} ms (unpartitioned / partitioned)`)
-      }
-      const figures = {
-        drain: {plain: summary(t.drain.plain), parted: summary(t.drain.parted), ratio: summary(ratios.drain)},
-        status: {plain: summary(t.status.plain), parted: summary(t.status.parted), ratio: summary(ratios.status)},
-      }
+      const {figures, times: t, ratios} = await drainAndStatusPairs(db, {plain, parted, count: pairs, log, label: dialect})
       byDialect[dialect] = {...figures, times: t, ratios, ...(ensure && {ensure: await ensureFigures(db, url, dialect, quick, log)})}
       const verdict = (r) => (r <= TARGET ? 'met' : 'MISSED')
       rows.push(`| ${dialect === 'mysql' ? 'mysql (MariaDB)' : dialect} | drain ${BACKLOG} pending (claim + mark), ms | ${spread(figures.drain.plain, 0)} | ${spread(figures.drain.parted, 0)} | **${spread(figures.drain.ratio, 2)}x** | ${verdict(figures.drain.ratio.median)} |`)

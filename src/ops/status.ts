@@ -73,11 +73,12 @@ export interface StatusStatements {
  * the failed rows or the window through an index, never the history
  * (test/ops/status-reads.test.ts counts the rows each one reads).
  */
-export async function statusStatements(db: Db, names: TableNames, options: StatusOptions, now: Date): Promise<StatusStatements> {
+export async function statusStatements(db: Db, names: TableNames, options: StatusOptions, now: Date, pendingFrom?: Date): Promise<StatusStatements> {
   const ctx = await opsContext(db, names)
-  const windowStart = db.dialect.render.timeParam(new Date(now.getTime() - options.windowMs))
+  const time = db.dialect.render.timeParam
+  const windowStart = time(new Date(now.getTime() - options.windowMs))
   return {
-    pending: toSql(pendingByType(ctx, db.dialect.render.timeParam(now))),
+    pending: toSql(pendingByType(ctx, time(now), pendingFrom && time(pendingFrom))),
     failed: toSql(failedByType(ctx)),
     oldest: toSql(oldestPending(ctx, Boolean(options.byType))),
     window: toSql(latencyRanks(ctx, windowStart, false)),
@@ -116,11 +117,15 @@ function readInSnapshot(db: Db, names: TableNames, options: StatusOptions): Prom
   return db.transaction(async (tx) => {
     const read = (statement: Sql) => tx.query(statement, {prepare: db.dialect.batches.prepareReads})
     const now = await databaseNow({dialect: db.dialect, query: tx.query.bind(tx)})
-    const statements = await statusStatements(db, names, options, now)
+    const oldest = await read((await statusStatements(db, names, options, now)).oldest)
+    // every pending row is at least as old as the oldest: the count reads from there on, which on
+    // a partitioned outbox leaves out (and plans none of) the ranges before it; none pending, no count
+    const from = oldestCreatedAt(db, oldest)
+    const statements = await statusStatements(db, names, options, now, from)
     const rows = {
-      pending: await read(statements.pending),
+      pending: from ? await read(statements.pending) : [],
       failed: await read(statements.failed),
-      oldest: await read(statements.oldest),
+      oldest,
       window: await read(statements.window),
       windowByType: statements.windowByType ? await read(statements.windowByType) : [],
     }
@@ -185,9 +190,15 @@ function report(db: Db, names: TableNames, options: StatusOptions, now: Date, ro
   return report
 }
 
-function pendingByType({k, names}: OpsContext, now: unknown) {
+/** the oldest pending row's created_at, a millisecond early (the server may keep microseconds) */
+function oldestCreatedAt(db: Db, rows: Record<string, unknown>[]): Date | undefined {
+  const times = rows.map((r) => (db.dialect.render.parseTime(r.created_at) as Date).getTime())
+  return times.length ? new Date(Math.min(...times) - 1) : undefined
+}
+
+function pendingByType({k, names}: OpsContext, now: unknown, from: unknown) {
   const leased = sql<SqlBool>`lease_owner IS NOT NULL`
-  return k
+  const query = k
     .selectFrom(names.outbox)
     .select([
       'event_type',
@@ -198,6 +209,7 @@ function pendingByType({k, names}: OpsContext, now: unknown) {
     ])
     .where(pendingPredicate())
     .groupBy('event_type')
+  return from === undefined ? query : query.where('created_at', '>=', from)
 }
 
 function failedByType({k, names}: OpsContext) {
