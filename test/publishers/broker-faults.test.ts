@@ -1,0 +1,114 @@
+// The amqp, nats and redis publishers behind chaos's fault proxy (src/chaos/proxy/): a broker
+// that refuses connections fails a publish at once (not hidden by reconnecting until the outage
+// is over), and one that black-holes a connection mid-run (no answer, no reset) fails each
+// publish within its timeout, lets go of that connection, and publishes again once it answers;
+// close() never waits on it.
+import {afterAll, describe, expect, it} from 'vitest'
+import {proxyForUrl, type FaultProxy} from '../../src/chaos/proxy/fault-proxy.js'
+import {AmqpPublisher} from '../../src/publishers/amqp.js'
+import {NatsPublisher} from '../../src/publishers/nats.js'
+import {RedisPublisher} from '../../src/publishers/redis.js'
+import type {Publisher, PublishResult} from '../../src/publishers/types.js'
+import {broker, uniqueName, type BrokerName} from '../helpers/brokers.js'
+import {sample, sleep} from '../helpers/publishers.js'
+
+const TIMEOUT_MS = 1000
+const name = uniqueName('outbox_faults')
+
+const PUBLISHERS: Record<BrokerName, (url: string) => Publisher> = {
+  // no queue bound: mandatory off, so that the broker's confirm alone says ok
+  amqp: (url) => new AmqpPublisher({target: url, exchange: name, mandatory: false, timeoutMs: TIMEOUT_MS}),
+  nats: (url) => new NatsPublisher({target: url.replace(/^nats:\/\//, ''), stream: name.toUpperCase(), subjectPrefix: `${name}.`, timeoutMs: TIMEOUT_MS}),
+  redis: (url) => new RedisPublisher({target: url, stream: name, timeoutMs: TIMEOUT_MS}),
+}
+
+/** The publish's results, or 'hung' when it outlasts its timeout by far. */
+async function publishOrHang(publisher: Publisher, n: number): Promise<PublishResult[] | 'hung'> {
+  let timer: NodeJS.Timeout | undefined
+  const hung = new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), 4 * TIMEOUT_MS)))
+  return Promise.race([publisher.publish([sample(n), sample(n + 1)]), hung]).finally(() => clearTimeout(timer))
+}
+
+const okAll = (results: PublishResult[] | 'hung') => results !== 'hung' && results.every((r) => r.ok)
+
+for (const kind of ['amqp', 'nats', 'redis'] as const) {
+  const b = await broker(kind)
+  describe.skipIf(!b.available)(`${kind} publisher behind the fault proxy`, () => {
+    const proxies: FaultProxy[] = []
+    afterAll(async () => {
+      await Promise.all(proxies.map((p) => p.stop()))
+      await cleanup(kind, b.url)
+    })
+
+    it('refused: a publish begun in the outage fails, even when the broker is back before its timeout', {timeout: 30_000}, async () => {
+      const {proxy, url} = await proxyForUrl(b.url)
+      proxies.push(proxy)
+      proxy.setMode({kind: 'refuse'})
+      const publisher = PUBLISHERS[kind](url)
+      const publishing = publishOrHang(publisher, 1)
+      // back as soon as the publisher was refused once: well within its timeout
+      const back = setInterval(() => proxy.stats.refused > 0 && proxy.setMode({kind: 'pass'}), 5)
+      const results = await publishing
+      clearInterval(back)
+      proxy.setMode({kind: 'pass'})
+      expect(proxy.stats.refused).toBeGreaterThan(0)
+      expect(results).not.toBe('hung')
+      for (const r of results as PublishResult[]) expect(r).toMatchObject({ok: false, unreachable: true})
+      const again = await publishOrHang(publisher, 3)
+      expect(again, JSON.stringify(again)).toEqual([{ok: true}, {ok: true}])
+      await publisher.close()
+    })
+
+    it('black-holed mid-run: each publish fails within its timeout, the next connection publishes, close() returns', {timeout: 30_000}, async () => {
+      const {proxy, url} = await proxyForUrl(b.url)
+      proxies.push(proxy)
+      const publisher = PUBLISHERS[kind](url)
+      expect(await publishOrHang(publisher, 10)).toEqual([{ok: true}, {ok: true}])
+      proxy.setMode({kind: 'blackhole'})
+      for (const n of [12, 14]) {
+        const results = await publishOrHang(publisher, n)
+        expect(results).not.toBe('hung')
+        for (const r of results as PublishResult[]) expect(r.ok).toBe(false)
+      }
+      expect(proxy.stats.swallowed).toBeGreaterThan(0)
+      proxy.setMode({kind: 'pass'})
+      let published = false
+      for (let n = 20; n < 30 && !published; n += 2) {
+        published = okAll(await publishOrHang(publisher, n))
+        if (!published) await sleep(200)
+      }
+      expect(published).toBe(true)
+
+      // closing while the connection hangs: not longer than a publish
+      await publishOrHang(publisher, 40)
+      proxy.setMode({kind: 'blackhole'})
+      void publisher.publish([sample(42)])
+      await sleep(50)
+      let timer: NodeJS.Timeout | undefined
+      const closed = await Promise.race([publisher.close().then(() => 'closed'), new Promise((r) => (timer = setTimeout(() => r('hung'), 4 * TIMEOUT_MS)))])
+      clearTimeout(timer)
+      expect(closed).toBe('closed')
+    })
+  })
+}
+
+async function cleanup(kind: BrokerName, url: string): Promise<void> {
+  if (kind === 'amqp') {
+    const amqp = (await import('amqplib')).default
+    const conn = await amqp.connect(url)
+    const ch = await conn.createChannel()
+    await ch.deleteExchange(name)
+    await conn.close()
+  } else if (kind === 'nats') {
+    const nats = await import('nats')
+    const nc = await nats.connect({servers: url})
+    await (await nc.jetstreamManager()).streams.delete(name.toUpperCase()).catch(() => false)
+    await nc.close()
+  } else {
+    const {createClient} = await import('redis')
+    const client = createClient({url})
+    await client.connect()
+    await client.del(name)
+    await client.close()
+  }
+}
