@@ -2,7 +2,8 @@
 // that refuses connections fails a publish at once (not hidden by reconnecting until the outage
 // is over), and one that black-holes a connection mid-run (no answer, no reset) fails each
 // publish within its timeout, lets go of that connection, and publishes again once it answers;
-// close() never waits on it.
+// close() never waits on it. And the proxy's delay-acks (slow-ack's fault on a real broker):
+// it finds each broker's publish acks in its protocol and holds back those alone.
 import {afterAll, describe, expect, it} from 'vitest'
 import {proxyForUrl, type FaultProxy} from '../../src/chaos/proxy/fault-proxy.js'
 import {AmqpPublisher} from '../../src/publishers/amqp.js'
@@ -38,6 +39,31 @@ for (const kind of ['amqp', 'nats', 'redis'] as const) {
     afterAll(async () => {
       await Promise.all(proxies.map((p) => p.stop()))
       await cleanup(kind, b.url)
+    })
+
+    it('delay-acks holds back the publish acks alone: set-up on time, a publish past its timeout fails, a shorter delay passes', {timeout: 30_000}, async () => {
+      const {proxy, url} = await proxyForUrl(b.url, kind)
+      proxies.push(proxy)
+      proxy.setMode({kind: 'delay-acks', ms: 2 * TIMEOUT_MS})
+      const publisher = PUBLISHERS[kind](url)
+      const late = await publishOrHang(publisher, 80)
+      expect(late).not.toBe('hung')
+      for (const r of late as PublishResult[]) expect(r).toMatchObject({ok: false, error: expect.not.stringContaining('connect')})
+      await sleep(2 * TIMEOUT_MS)
+      const held = proxy.stats.delayedAcks
+      expect(held).toBeGreaterThan(0)
+      proxy.setMode({kind: 'delay-acks', ms: TIMEOUT_MS / 5})
+      let published = false
+      for (let n = 82; n < 92 && !published; n += 2) published = okAll(await publishOrHang(publisher, n))
+      expect(published).toBe(true)
+      expect(proxy.stats.delayedAcks).toBeGreaterThan(held)
+      if (kind === 'nats') {
+        // the same id again: JetStream drops it and says so in its ack
+        expect(await publisher.publish([sample(95)])).toEqual([{ok: true}])
+        expect(await publisher.publish([sample(95)])).toEqual([{ok: true}])
+        expect(proxy.stats.duplicateAcks).toBe(1)
+      }
+      await publisher.close()
     })
 
     it('refused: a publish begun in the outage fails, even when the broker is back before its timeout', {timeout: 30_000}, async () => {
