@@ -14,7 +14,7 @@ import type {Publisher} from '../../src/publishers/types.js'
 import {broker, uniqueName} from '../helpers/brokers.js'
 import {sample, sleep} from '../helpers/publishers.js'
 
-const TIMEOUT_MS = 1000
+const TIMEOUT_MS = 1500
 const name = uniqueName('consume_hang')
 const proxies: FaultProxy[] = []
 const open: {source: DeliverySource; publisher: Publisher}[] = []
