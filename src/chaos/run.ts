@@ -197,8 +197,9 @@ export class Run implements RunUnderTest {
     return via.proxy
   }
 
-  async proxyBroker(workers: string[]): Promise<FaultProxy> {
-    const via = await proxyForUrl(this.parts.broker.url)
+  async proxyBroker(workers: string[], options: {readAcks?: boolean} = {}): Promise<FaultProxy> {
+    const {kind, url} = this.parts.broker
+    const via = await proxyForUrl(url, options.readAcks && kind !== 'loopback' ? kind : undefined)
     this.proxies.push(via.proxy)
     for (const worker of workers) this.proxiedBrokers.set(worker, {...this.parts.broker, url: via.url})
     return via.proxy

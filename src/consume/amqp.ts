@@ -28,7 +28,7 @@ export interface AmqpConsumeOptions {
    * and the binding (default true). false: consume an existing queue as it is.
    */
   declare?: boolean
-  /** connect timeout (default 10 s) */
+  /** connect timeout, and heartbeats at half of it: a silent connection is lost after about that long (default 10 s) */
   timeoutMs?: number
 }
 
@@ -53,7 +53,7 @@ export async function openAmqpSource(broker: AmqpConsumeOptions, consumer: strin
   const amqp = await loadAmqplib()
   const n = amqpNames(broker, consumer)
   const describe = (error: unknown) => redactSecrets(String((error as Error)?.message ?? error), broker.url)
-  const connection = await amqp.connect(broker.url, {timeout: broker.timeoutMs ?? 10_000}).catch((error) => {
+  const connection = await amqp.connect(withHeartbeat(broker.url, broker.timeoutMs ?? 10_000), {timeout: broker.timeoutMs ?? 10_000}).catch((error) => {
     throw new UsageError(`cannot reach RabbitMQ at ${redactUrl(broker.url)}: ${describe(error)}`, 'Check the URL and that the broker is running')
   })
   const handoff = new Handoff<Delivery>()
@@ -158,4 +158,13 @@ function attemptOf(message: Message, seen: Map<string, number>): number {
   const attempt = (id ? (seen.get(id) ?? 1) : 1) + 1
   if (id) seen.set(id, attempt)
   return attempt
+}
+
+/**
+ * Heartbeats at half the timeout unless the URL asks for its own: a black-holed connection (no
+ * answer, no reset) is found lost within about the timeout, not RabbitMQ's 60 s heartbeat twice.
+ */
+function withHeartbeat(url: string, timeoutMs: number): string {
+  if (/[?&]heartbeat=/.test(url)) return url
+  return `${url}${url.includes('?') ? '&' : '?'}heartbeat=${Math.max(1, Math.round(timeoutMs / 2000))}`
 }

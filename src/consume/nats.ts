@@ -24,7 +24,7 @@ export interface NatsConsumeOptions {
   subject?: string
   /** how long the server waits for an ack before delivering again (default 30 s; the runtime reports progress while a handler runs) */
   ackWaitMs?: number
-  /** connect timeout (default 5 s) */
+  /** connect timeout; the connection is pinged at half of it (default 5 s) */
   timeoutMs?: number
 }
 
@@ -46,7 +46,9 @@ export async function openNatsSource(broker: NatsConsumeOptions & {durable: stri
   const nats: Nats = await loadNats()
   const describe = (error: unknown) => redactSecrets(String((error as Error)?.message ?? error), broker.url)
   const servers = broker.url.split(',').map((s) => s.trim().replace(/^nats:\/\//i, ''))
-  const nc = await nats.connect({servers, timeout: broker.timeoutMs ?? 5000, maxReconnectAttempts: -1, reconnectTimeWait: 250, name: `outbox-consume-${broker.durable}`}).catch((error) => {
+  // pinged at half the timeout (not every 2 min): a black-holed connection is found stale and replaced within about 1.5 timeouts
+  const timeout = broker.timeoutMs ?? 5000
+  const nc = await nats.connect({servers, timeout, pingInterval: Math.max(100, Math.floor(timeout / 2)), maxReconnectAttempts: -1, reconnectTimeWait: 250, name: `outbox-consume-${broker.durable}`}).catch((error) => {
     throw new UsageError(`cannot reach NATS at ${servers.join(',').replace(/\/\/[^@/]*@/, '//***@')}: ${describe(error)}`, 'Check the URL and that the server runs with JetStream')
   })
   const ackWaitMs = broker.ackWaitMs ?? DEFAULT_ACK_WAIT_MS

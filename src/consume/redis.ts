@@ -29,7 +29,10 @@ export interface RedisConsumeOptions {
   deadLetterStream?: string
   /** longest wait of one XREADGROUP (default 1 s) */
   blockMs?: number
-  /** connect timeout (default 5 s) */
+  /**
+   * connect timeout, and how long a connection may stay silent (it is pinged meanwhile; an
+   * XREADGROUP answers within blockMs) before it is dropped and opened again (default 5 s)
+   */
   timeoutMs?: number
 }
 
@@ -73,7 +76,10 @@ export async function openRedisSource(broker: RedisConsumeOptions, consumer: str
   const claimIdleMs = broker.claimIdleMs ?? DEFAULT_CLAIM_IDLE_MS
   const timeout = broker.timeoutMs ?? 5000
   const open = async () => {
-    const c = createClient({url: broker.url, socket: {connectTimeout: timeout, reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000)}}) as unknown as RedisClient
+    // a black-holed connection (no answer, no reset) is not waited on for ever: silent past the
+    // timeout, its socket goes, its commands fail and the client connects again
+    const socket = {connectTimeout: timeout, socketTimeout: timeout + (broker.blockMs ?? 1000), reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000)}
+    const c = createClient({url: broker.url, pingInterval: Math.max(100, Math.floor(timeout / 2)), socket}) as unknown as RedisClient
     c.on('error', () => {}) // reconnects on its own; commands fail meanwhile and the pump waits
     await c.connect()
     return c

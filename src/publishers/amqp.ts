@@ -3,7 +3,7 @@
 // ok only after the broker's publisher confirm; with `mandatory` (default) a message no queue
 // is bound for comes back as unroutable and is retried rather than silently dropped.
 import type {ClaimedEvent} from '../schema/event-row.js'
-import {brokerError, LazyConnection} from './connection.js'
+import {brokerError, LazyConnection, within} from './connection.js'
 import {metadata} from './envelope.js'
 import {aliasOf, callback, checkOptions, milliseconds, oneOf, target, text, yesNo, type Checked, type OptionRules, type Target} from './options.js'
 import type {MessagingTarget, Publisher, PublishResult} from './types.js'
@@ -51,6 +51,8 @@ interface Open {
   channel: ConfirmChannel
 }
 interface Connection {
+  /** amqplib's connection under its promise API, and its socket */
+  connection?: {stream?: {destroy(): void}}
   createConfirmChannel(): Promise<ConfirmChannel>
   on(event: string, fn: (...args: any[]) => void): void
   close(): Promise<void>
@@ -69,9 +71,14 @@ export class AmqpPublisher implements Publisher {
     this.exchange = this.options.exchange ?? 'outbox'
     this.connection = new LazyConnection(
       () => this.open(),
-      async ({connection, channel}) => {
-        await channel.close().catch(() => {})
-        await connection.close().catch(() => {})
+      // a graceful close waits for the broker's Close-Ok, which a black-holed connection never
+      // sends: not longer than a publish, then the socket goes
+      async (open) => {
+        const closing = (async () => {
+          await open.channel.close().catch(() => {})
+          await open.connection.close().catch(() => {})
+        })()
+        if ((await within(closing, this.options.timeoutMs ?? 10_000)) === 'late') open.connection.connection?.stream?.destroy()
       },
     )
   }

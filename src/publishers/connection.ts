@@ -57,3 +57,14 @@ export function brokerError(error: unknown, url: string): string {
   const text = e?.message || e?.code || String(error)
   return redactSecrets(text, url)
 }
+
+/** Whether the promise settled within ms ('late' when not; it goes on in the background). */
+export async function within(promise: Promise<unknown>, ms: number): Promise<'settled' | 'late'> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ms)))
+  const settled = promise.then(
+    () => 'settled' as const,
+    () => 'settled' as const,
+  )
+  return Promise.race([settled, late]).finally(() => clearTimeout(timer))
+}

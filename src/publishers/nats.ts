@@ -65,7 +65,9 @@ export class NatsPublisher implements Publisher {
     const nats = (await loadNats()) as unknown as NatsModule
     const servers = this.options.target.split(',').map((s) => s.trim())
     // The client reconnects on its own; a publish while disconnected waits for its ack timeout.
-    const nc = await nats.connect({servers, timeout: this.options.timeoutMs ?? 5000, maxReconnectAttempts: -1, reconnectTimeWait: 250, name: 'outbox-relay'})
+    // pinged at half the timeout: a black-holed connection is found stale and replaced soon (not after 2 min)
+    const timeout = this.options.timeoutMs ?? 5000
+    const nc = await nats.connect({servers, timeout, pingInterval: Math.max(100, Math.floor(timeout / 2)), maxReconnectAttempts: -1, reconnectTimeWait: 250, name: 'outbox-relay'})
     const opened = {nc, nats}
     void nc.closed().then(() => this.connection.reset(opened))
     if (this.options.stream) {

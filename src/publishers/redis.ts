@@ -1,8 +1,11 @@
 // Redis Streams: XADD one entry per event (fields id, type, aggregate, created_at, headers,
 // payload), pipelined per batch. ok only when Redis answered the XADD with an entry id.
-// No offline queue: while Redis is down a publish fails at once (retryable) instead of waiting.
+// No offline queue and no reconnecting in the background: while Redis is down a publish fails
+// at once (retryable) instead of waiting, and a lost connection is forgotten (the next publish
+// opens one). A connection whose XADD went unanswered is dropped: its replies would come late
+// and out of step, so it is never trusted again.
 import type {ClaimedEvent} from '../schema/event-row.js'
-import {brokerError, LazyConnection} from './connection.js'
+import {brokerError, LazyConnection, within} from './connection.js'
 import {metadata} from './envelope.js'
 import {aliasOf, checkOptions, integer, milliseconds, target, text, type Checked, type OptionRules, type Target} from './options.js'
 import type {MessagingTarget, Publisher, PublishResult} from './types.js'
@@ -50,24 +53,29 @@ export class RedisPublisher implements Publisher {
     this.stream = this.options.stream ?? 'outbox'
     this.connection = new LazyConnection(
       () => this.open(),
-      (client) => client.close().catch(() => client.destroy()),
+      // QUIT waits for the answers a black-holed connection never gets: not longer than a publish
+      async (client) => {
+        if ((await within(client.close(), this.options.timeoutMs ?? 5000)) === 'late') destroy(client)
+      },
     )
   }
 
   private async open(): Promise<RedisClient> {
     const {createClient} = await loadRedis()
     const timeout = this.options.timeoutMs ?? 5000
-    const client = createClient({
-      url: this.options.target,
-      disableOfflineQueue: true,
-      socket: {connectTimeout: timeout, reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000)},
-    }) as unknown as RedisClient
-    client.on('error', () => {}) // reconnects on its own; publishes fail meanwhile
+    // a refused or reset connection fails the connect at once rather than retrying until the timeout
+    const client = createClient({url: this.options.target, disableOfflineQueue: true, socket: {connectTimeout: timeout, reconnectStrategy: false}}) as unknown as RedisClient
+    let cause: unknown
+    client.on('error', (error) => {
+      cause ??= error
+      this.connection.reset(client)
+    })
     try {
       await withTimeout(client.connect(), timeout, 'connect')
     } catch (error) {
-      client.destroy()
-      throw error
+      destroy(client)
+      // the socket's error (ECONNREFUSED, ECONNRESET), not the client's "closed" that follows it
+      throw error instanceof PublishTimeout ? error : (cause ?? error)
     }
     return client
   }
@@ -91,6 +99,7 @@ export class RedisPublisher implements Publisher {
           await withTimeout(client.xAdd(this.stream, '*', fields, trim), timeout, 'XADD')
           return {ok: true}
         } catch (error) {
+          if (error instanceof PublishTimeout) this.connection.reset(client)
           const why = this.describe(error)
           return {ok: false, error: `redis XADD ${this.stream}: ${why}`, unreachable: CONNECTION_LOST.test(why)}
         }
@@ -107,9 +116,18 @@ export class RedisPublisher implements Publisher {
   }
 }
 
+class PublishTimeout extends Error {}
+
+/** destroy() throws on a client that is closed already */
+function destroy(client: RedisClient): void {
+  try {
+    client.destroy()
+  } catch {}
+}
+
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms}ms`)), ms)))
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new PublishTimeout(`${what} timed out after ${ms}ms`)), ms)))
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
 }
 

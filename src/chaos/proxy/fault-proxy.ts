@@ -3,12 +3,18 @@
 // resets), or cuts connections (a TCP reset). With the server's wire part (dialects/wire.ts) it
 // follows the client's statements and cuts a connection at a protocol moment: when the client
 // sends a statement (COMMIT), before the server sees it, or once the server has answered it,
-// the answer dropped (the client never learns whether its COMMIT happened).
+// the answer dropped (the client never learns whether its COMMIT happened). Before a broker, with
+// the broker's protocol (acks.ts), it holds back the publish acknowledgements alone.
 import {connect, createServer, type AddressInfo, type Server, type Socket} from 'node:net'
 import type {WirePart, WireReader, WireTarget} from '../../../dialects/index.js'
+import {ackReader, type AckProtocol, type AckReader} from './acks.js'
 
-/** pass, delay every chunk, black-hole (read, never answer, never reset), or refuse: every connection reset, open ones at once and new ones as they come (the server is down) */
-export type ProxyMode = {kind: 'pass'} | {kind: 'delay'; ms: number} | {kind: 'blackhole'} | {kind: 'refuse'}
+/**
+ * pass, delay every chunk, delay the broker's publish acks alone (a proxy made with an ack
+ * protocol), black-hole (read, never answer, never reset), or refuse: every connection reset,
+ * open ones at once and new ones as they come (the server is down)
+ */
+export type ProxyMode = {kind: 'pass'} | {kind: 'delay'; ms: number} | {kind: 'delay-acks'; ms: number} | {kind: 'blackhole'} | {kind: 'refuse'}
 
 /** A cut at a statement: which one, and whether the server runs it first. */
 export interface StatementCut {
@@ -31,15 +37,23 @@ export interface ProxyStats {
   swallowed: number
   /** connections reset on arrival in refuse mode */
   refused: number
+  /** publish acks held back (delay-acks) */
+  delayedAcks: number
+  /** of those, acks of a publish the broker already had (a resend it dropped) */
+  duplicateAcks: number
 }
 
 class Link {
   /** the server's next bytes answer a statement cut after its answer: drop them and cut */
   cutOnAnswer = false
+  /** the server's units held back, in order, and the timer that lets the first go */
+  readonly held: {at: number; bytes: Buffer}[] = []
+  releasing?: NodeJS.Timeout
   constructor(
     readonly client: Socket,
     readonly server: Socket,
     readonly reader?: WireReader,
+    readonly acks?: AckReader,
   ) {}
 
   cut(): void {
@@ -59,7 +73,7 @@ export class FaultProxy {
   port = 0
   /** delayed chunks not forwarded yet */
   inFlight = 0
-  readonly stats: ProxyStats = {connections: 0, cuts: 0, statementCuts: 0, opaque: 0, swallowed: 0, refused: 0}
+  readonly stats: ProxyStats = {connections: 0, cuts: 0, statementCuts: 0, opaque: 0, swallowed: 0, refused: 0, delayedAcks: 0, duplicateAcks: 0}
   private mode: ProxyMode = {kind: 'pass'}
   private rule?: StatementCut & {seen: number}
   private server?: Server
@@ -69,6 +83,8 @@ export class FaultProxy {
   constructor(
     private readonly target: WireTarget,
     private readonly wire?: WirePart,
+    /** the broker's protocol, read for delay-acks from the first byte of every connection */
+    private readonly acks?: AckProtocol,
   ) {}
 
   /** Listens on 127.0.0.1 (a free port unless one is given); resolves with the port. */
@@ -122,7 +138,7 @@ export class FaultProxy {
       return
     }
     const server = connect({host: this.target.host, port: this.target.port})
-    const link = new Link(client, server, this.wire?.reader())
+    const link = new Link(client, server, this.wire?.reader(), this.acks && ackReader(this.acks))
     this.links.add(link)
     for (const s of [client, server]) {
       s.setNoDelay(true)
@@ -130,6 +146,8 @@ export class FaultProxy {
       s.on('close', () => {
         link.cut()
         this.links.delete(link)
+        clearTimeout(link.releasing)
+        this.inFlight -= link.held.splice(0).length
       })
     }
     client.on('data', (chunk: Buffer) => this.fromClient(link, chunk))
@@ -164,7 +182,45 @@ export class FaultProxy {
       return
     }
     link.reader?.fromServer(chunk)
+    if (link.acks) return this.forwardUnits(link, chunk)
     this.forward(link.client, chunk)
+  }
+
+  /** Whole units of the broker's protocol: acks held back in delay-acks, and what follows them, to keep the order. */
+  private forwardUnits(link: Link, chunk: Buffer): void {
+    const mode = this.mode
+    for (const unit of link.acks!.fromServer(chunk)) {
+      const delayed = (mode.kind === 'delay-acks' && unit.ack) || mode.kind === 'delay'
+      if (delayed && unit.ack) {
+        this.stats.delayedAcks++
+        if (unit.duplicate) this.stats.duplicateAcks++
+      }
+      const behind = link.held.length ? link.held[link.held.length - 1].at : 0
+      const at = Math.max(behind, delayed ? Date.now() + (mode as {ms: number}).ms : 0)
+      if (at === 0) {
+        if (!link.client.destroyed) link.client.write(unit.bytes)
+        continue
+      }
+      this.inFlight++
+      link.held.push({at, bytes: unit.bytes})
+      this.release(link)
+    }
+  }
+
+  private release(link: Link): void {
+    if (link.releasing) return
+    const now = Date.now()
+    while (link.held.length && link.held[0].at <= now) {
+      const {bytes} = link.held.shift()!
+      this.inFlight--
+      if (!link.client.destroyed) link.client.write(bytes)
+    }
+    if (link.held.length) {
+      link.releasing = setTimeout(() => {
+        link.releasing = undefined
+        this.release(link)
+      }, link.held[0].at - now)
+    }
   }
 
   private forward(to: Socket, chunk: Buffer): void {
@@ -189,9 +245,9 @@ export class FaultProxy {
 }
 
 /** A proxy in front of the host and port of a URL (http://, amqp://, ...), and the URL through it; no statements read. */
-export async function proxyForUrl(url: string): Promise<{proxy: FaultProxy; url: string}> {
+export async function proxyForUrl(url: string, acks?: AckProtocol): Promise<{proxy: FaultProxy; url: string}> {
   const parsed = new URL(url)
-  const proxy = new FaultProxy({host: parsed.hostname, port: Number(parsed.port)})
+  const proxy = new FaultProxy({host: parsed.hostname, port: Number(parsed.port)}, undefined, acks)
   parsed.hostname = '127.0.0.1'
   parsed.port = String(await proxy.start())
   return {proxy, url: parsed.href.replace(/\/$/, '')}

@@ -89,8 +89,11 @@ export interface RunUnderTest {
    * server; call it before the worker starts (in stage.start). Stopped when the run ends.
    */
   proxyDatabase(worker: string): Promise<FaultProxy>
-  /** One fault proxy between these workers and the broker (the loopback broker's HTTP); as proxyDatabase. */
-  proxyBroker(workers: string[]): Promise<FaultProxy>
+  /**
+   * One fault proxy between these workers and the broker (the loopback broker's HTTP); as
+   * proxyDatabase. readAcks: it reads a real broker's protocol, for delay-acks.
+   */
+  proxyBroker(workers: string[], options?: {readAcks?: boolean}): Promise<FaultProxy>
   /** the producer goes on with its next op when one fails (a COMMIT whose answer was lost), saying so */
   producerGoesOn: boolean
 }
