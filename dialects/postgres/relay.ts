@@ -20,13 +20,17 @@ function claimStatement(names: TableNames, options: ClaimOptions): Sql {
   // outbox the span prunes the partitions at run time, where a join by id alone planned a scan
   // of every partition (BENCHMARKS.md, the partitioned outbox's drain).
   // The carried mark (the previous batch's successes) runs in this statement, so claim and mark
-  // share one commit. Its rows are left out by id: the claim's snapshot still reads them as
+  // share one commit. The rows it marked are left out: the claim's snapshot still reads them as
   // pending, and locking a row this statement updated fails (a lapsed lease would offer it).
+  // They are left out as `NOT IN (SELECT id FROM m)`, not `id <> ALL($ids)`: the planner estimates
+  // an array's every element against every partition's statistics, 60-70 ms of planning per
+  // claim on 16 partitions against 7-11 ms (EXPLAIN ANALYZE, batch 100; the same on one table).
   const {mark} = options
   const head = mark ? sql`WITH m AS (
 ${markStatement(names, mark.ids, mark.createdAt)}
+RETURNING id
 ), c` : sql`WITH c`
-  const notMarked = (alias: string) => (mark ? sql` AND ${raw(alias)}.id <> ALL(${mark.ids}::uuid[])` : sql``)
+  const notMarked = (alias: string) => (mark ? sql` AND ${raw(alias)}.id NOT IN (SELECT id FROM m)` : sql``)
   return sql`${head} AS MATERIALIZED (
   SELECT e.id, e.created_at FROM ${raw(outbox)} e
   WHERE ${fromMark(options)}${claimablePredicate(NOW, 'e')}${notMarked('e')}${orderingPredicate(outbox, options, 'e', notMarked('o'))}
