@@ -21,9 +21,8 @@ export const concurrentRelays: FaultScenario<'concurrent-relays'> = {
   size: (orders) => orders * 4,
   arm(run) {
     run.relays = Math.max(3, run.relays)
-    // competing relays on a loaded machine: a too short lease has them take each other's batches
-    // over and over; a long one is waited out twice (the two killed relays' batches)
-    run.relay.leaseMs = Math.max(run.relay.leaseMs, 600)
+    // competing relays on a loaded machine: a short lease has them take each other's batches over and over
+    run.relay.leaseMs = Math.max(run.relay.leaseMs, 1000)
     // each iteration another pair of steps (and hit of the second)
     const pairs = RELAY_STEPS.flatMap((first) => RELAY_STEPS.filter((x) => x !== first).flatMap((second) => [1, 2].map((hit) => ({first, second, hit}))))
     const {first, second, hit} = choiceFor(run.caseRandom(), run.iteration, pairs)
