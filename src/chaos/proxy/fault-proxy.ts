@@ -45,12 +45,17 @@ class Link {
   cut(): void {
     for (const s of [this.client, this.server]) {
       if (s.destroyed) continue
-      // a reset where the socket is connected; a socket still connecting can only be destroyed
-      try {
-        s.resetAndDestroy()
-      } catch {
-        s.destroy()
-      }
+      // a reset where the socket is connected and open both ways. One still connecting can only be
+      // destroyed; so can one whose end Node has begun (the peer's FIN came: libuv refuses a reset
+      // while a shutdown is under way, and Node then drops the handle without closing it: an open
+      // socket that keeps the harness's process from exiting)
+      if (s.connecting || s.writableEnded) s.destroy()
+      else
+        try {
+          s.resetAndDestroy()
+        } catch {
+          s.destroy()
+        }
     }
   }
 }
