@@ -103,9 +103,15 @@ trips. The command used 29 s user + 10 s system CPU for 96 s wall: start-up CPU,
 bounded it. Now: a pool of pre-started workers, each given one assignment at a time over stdin and
 returned to the pool unless killed (only the killed ones are replaced; Kysely loaded only in
 processes that serve as producers), a graceful stop by message with the long poll aborted, a
-300 ms lease for a lone relay (1 s where several compete), a 1 s publish timeout in hang, 250 ms
-delays in slow-ack, and runs side by side in lanes (2 per core; fewer when the load average is
-above the core count).
+300 ms lease for a lone relay (1 s where several compete), 250 ms delays in slow-ack, and runs
+side by side in lanes (2 per core; fewer when the load average is above the core count). Since
+7661df8 (branch chaos-speed): the worker is one bundled file (a third less start-up CPU per
+process), hang's consumer gives up a hung fetch after 0.6 s (was 3 s) and its relay a hung
+publish after 0.5 s (was 1 s), slow-ack claims every version at once (one delayed round trip per
+version, not per two events), a drained run waits
+2 ticks (not 200 ms) once every armed failpoint fired, a run's set-up queries go side by side
+and its drop off the lane's clock, and a Kysely-loaded process is kept spare for a producer's
+restart.
 
 | dialect | head wall (s, median, range) | base wall (s) | head/base | coverage | load avg (1 min) | target | |
 |---|---|---|---|---|---|---|---|

@@ -7,7 +7,7 @@ import {runHistory} from './run-history.js'
 import {scenarioContext, type ScenarioContext} from './business-scenario.js'
 import {checkInvariants, type Violation} from './invariants.js'
 import {NOTHING_OBSERVED, verdictOf, type KillRecord, type RunResult} from './report.js'
-import type {Failpoint, FaultScenario, RelaySettings, RunUnderTest, Stage} from './scenarios/types.js'
+import type {ConsumerPoll, Failpoint, FaultScenario, RelaySettings, RunUnderTest, Stage} from './scenarios/types.js'
 import type {ChaosSession, Settings} from './session.js'
 import {proxyFor, proxyForUrl, type FaultProxy} from './proxy/fault-proxy.js'
 import {caseRng} from './seed.js'
@@ -78,8 +78,8 @@ export async function runOne(plan: Plan, session: ChaosSession): Promise<RunResu
     if (s.history) result.history = await runHistory(run)
     return result
   } finally {
-    await cleanup()
-    untrack()
+    // the drop goes on while the lane starts its next run; the session waits for it before closing
+    session.cleanUpLater(cleanup().finally(untrack))
   }
 }
 
@@ -127,6 +127,8 @@ export class Run implements RunUnderTest {
   /** this run's PRNG: the seed, the case and the iteration */
   readonly random: () => number
   readonly relay: RelaySettings
+  /** a loaded machine's slow answer is not a hung broker: 2 s beyond the wait by default */
+  readonly consumerPoll: ConsumerPoll = {waitMs: 1000, giveUpMs: 2000}
   readonly workers = new Map<string, WorkerProcess>()
   producerGoesOn = false
   /** the fault proxies of this run, and the URL each proxied worker uses */
@@ -227,6 +229,7 @@ export class Run implements RunUnderTest {
       consumerName: CONSUMER_NAME,
       broker: this.proxiedBrokers.get(name) ?? this.parts.broker,
       relay: {...this.relay, owner: `${role}-${randomBytes(3).toString('hex')}`},
+      consumerPoll: this.consumerPoll,
       history: s.history,
       ...extra,
     }

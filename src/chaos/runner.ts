@@ -70,7 +70,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   const done = () => results.filter(Boolean).length
   const interrupted = abortion(options.signal)
   const lanes = Math.min(options.lanes ?? lanesFor(session.settings.strategy, plans.length), plans.length)
-  session.workers.warm(lanes * WORKERS_PER_RUN)
+  session.workers.warm(lanes * WORKERS_PER_RUN, lanes)
   // the runs in progress: on interruption each ends the step it is in before its tables go
   const inFlight = new Set<Promise<RunResult>>()
   try {

@@ -34,6 +34,8 @@ export class ChaosSession {
   readonly workers: WorkerPool
   // cleanups of runs in progress, run on interruption (a run's own finally cannot be awaited then)
   private readonly inFlight = new Set<() => Promise<void>>()
+  // cleanups of finished runs still dropping their tables
+  private readonly cleaning = new Set<Promise<void>>()
 
   constructor(readonly settings: Settings) {
     // the pool's processes load the database's driver while they wait
@@ -51,8 +53,15 @@ export class ChaosSession {
     await abandonRun(this, run, this.inFlight)
   }
 
-  /** Resolves once every worker process has gone. */
-  close(): Promise<void> {
-    return this.workers.close()
+  /** A finished run's cleanup, left to go on while the next run starts: close() waits for it. */
+  cleanUpLater(cleanup: Promise<void>): void {
+    const settled = cleanup.catch(() => {})
+    this.cleaning.add(settled)
+    void settled.then(() => this.cleaning.delete(settled))
+  }
+
+  /** Resolves once every worker process has gone and every run's cleanup is done. */
+  async close(): Promise<void> {
+    await Promise.all([this.workers.close(), ...this.cleaning])
   }
 }

@@ -37,15 +37,21 @@ function allNames(t: RunTables, scenario: Scenario): string[] {
  * (a collision of the random suffix, or someone else's table), it refuses before touching anything.
  */
 export async function assertScratchNamesFree(db: Db, t: RunTables, scenario: Scenario): Promise<void> {
-  for (const name of allNames(t, scenario)) {
-    let rows: number
-    try {
-      const [row] = await db.query<{n: unknown}>(sql`SELECT COUNT(*) AS n FROM ${q(db.dialect, name)}`)
-      rows = Number(row?.n ?? 0)
-    } catch (error) {
-      if (isMissingTable(error)) continue
-      throw error
-    }
+  // every name at once: on a server, each is a round trip of the run's set-up
+  const taken = await Promise.all(
+    allNames(t, scenario).map(async (name) => {
+      try {
+        const [row] = await db.query<{n: unknown}>(sql`SELECT COUNT(*) AS n FROM ${q(db.dialect, name)}`)
+        return {name, rows: Number(row?.n ?? 0)}
+      } catch (error) {
+        if (isMissingTable(error)) return undefined
+        throw error
+      }
+    }),
+  )
+  for (const found of taken) {
+    if (!found) continue
+    const {name, rows} = found
     throw new UsageError(
       `chaos scratch table ${name} already exists${rows ? ` and holds ${rows} row(s)` : ''}; chaos creates and drops only tables it made, so it stopped before changing anything`,
       'Drop that table if it is a leftover of an earlier chaos run (--keep), or point --url at a scratch database',
@@ -60,13 +66,19 @@ export async function createRunTables(db: Db, t: RunTables, scenario: Scenario, 
 
 /** The run's tables, once assertScratchNamesFree said the names are free. */
 export async function makeRunTables(db: Db, t: RunTables, scenario: Scenario, ctx: ScenarioContext, partitionBy?: PartitionInterval): Promise<void> {
-  await applyInit(db, t.outbox, {inbox: true, archive: false, partitionBy})
-  await db.execute(sql`CREATE TABLE IF NOT EXISTS ${q(db.dialect, t.deliveries)} (
+  // unrelated tables, made side by side on the harness's pool (a server's round trips add up);
+  // all settled before a failure is thrown, so that the run's drop comes after every CREATE
+  const made = await Promise.allSettled([
+    applyInit(db, t.outbox, {inbox: true, archive: false, partitionBy}),
+    db.execute(sql`CREATE TABLE IF NOT EXISTS ${q(db.dialect, t.deliveries)} (
   delivery_id VARCHAR(64) NOT NULL PRIMARY KEY, event_id VARCHAR(64) NOT NULL, aggregate_id VARCHAR(200),
-  aggregate_version INTEGER, outcome VARCHAR(16) NOT NULL, acked INTEGER NOT NULL, pid INTEGER NOT NULL)`)
-  await db.execute(sql`CREATE TABLE IF NOT EXISTS ${q(db.dialect, t.effects)} (
-  event_id VARCHAR(64) NOT NULL, aggregate_id VARCHAR(200), aggregate_version INTEGER, seen_max INTEGER, pid INTEGER NOT NULL)`)
-  await scenario.setup(db, ctx)
+  aggregate_version INTEGER, outcome VARCHAR(16) NOT NULL, acked INTEGER NOT NULL, pid INTEGER NOT NULL)`),
+    db.execute(sql`CREATE TABLE IF NOT EXISTS ${q(db.dialect, t.effects)} (
+  event_id VARCHAR(64) NOT NULL, aggregate_id VARCHAR(200), aggregate_version INTEGER, seen_max INTEGER, pid INTEGER NOT NULL)`),
+    scenario.setup(db, ctx),
+  ])
+  const failed = made.find((m) => m.status === 'rejected')
+  if (failed) throw failed.reason
 }
 
 export async function dropRunTables(db: Db, t: RunTables, scenario: Scenario): Promise<void> {

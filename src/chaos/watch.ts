@@ -13,6 +13,8 @@ const TICK_MS = 40
  * through. (A redelivery after a consumer kill is waited for by allHandled: no ack, no drain.)
  */
 const QUIET_MS = {loopback: 200, realBroker: 2000}
+/** on the loopback broker, once every armed failpoint has fired: no kill is left to miss */
+const QUIET_FIRED_MS = 2 * TICK_MS
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -65,7 +67,7 @@ export async function watch(run: Run, stage: Stage): Promise<void> {
       const quiet = pending === 0 && !stage.settling?.() && (run.loopback ? run.loopback.idle() : await allHandled(s.db, run.tables))
       if (!quiet) settledSince = 0
       else if (!settledSince) settledSince = Date.now()
-      else if (Date.now() - settledSince >= (run.loopback ? QUIET_MS.loopback : QUIET_MS.realBroker)) {
+      else if (Date.now() - settledSince >= quietMs(run)) {
         drained = true
         break
       }
@@ -75,4 +77,11 @@ export async function watch(run: Run, stage: Stage): Promise<void> {
     await run.stop()
   }
   if (!drained && !aborted) run.harness(`did not drain within ${Math.round(s.runTimeoutMs / 1000)} s`)
+}
+
+/** How long the drained run must stay quiet. */
+function quietMs(run: Run): number {
+  if (!run.loopback) return QUIET_MS.realBroker
+  const unfired = [...run.failpoints.keys()].some((name) => !run.kills.some((k) => k.worker === name && k.ok))
+  return unfired ? QUIET_MS.loopback : QUIET_FIRED_MS
 }

@@ -5,7 +5,7 @@
 import {randomBytes} from 'node:crypto'
 import {afterAll, describe, expect, it} from 'vitest'
 import {raw, sql, isCommit} from '../../dialects/index.js'
-import {FaultProxy, proxyFor} from '../../src/chaos/proxy/fault-proxy.js'
+import {cutSocket, FaultProxy, proxyFor} from '../../src/chaos/proxy/fault-proxy.js'
 import {openDb, type Db} from '../../src/db/index.js'
 import {targets} from '../helpers/targets.js'
 
@@ -97,3 +97,31 @@ for (const target of servers) {
     })
   })
 }
+
+// A cut of a connection whose end has begun: a TCP reset then fails (EINVAL) and Node leaves the
+// socket's handle open for good, and the harness's process never exits after its verdict.
+describe('the fault proxy cutting a connection whose end has begun', () => {
+  it('closes the socket: nothing is left open', {timeout: 20_000}, async () => {
+    const {createServer, connect} = await import('node:net')
+    const tcpHandles = () => process.getActiveResourcesInfo().filter((r) => r === 'TCPSocketWrap').length
+    const server = createServer((s) => s.on('error', () => {}).resume())
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const before = tcpHandles()
+    const client = connect((server.address() as {port: number}).port, '127.0.0.1')
+    const errors: string[] = []
+    client.on('error', (e: NodeJS.ErrnoException) => errors.push(String(e.code)))
+    await new Promise((r) => client.once('connect', r))
+    client.write(Buffer.alloc(1 << 20))
+    client.end() // its shutdown under way
+    const closed = new Promise((r) => client.once('close', r))
+    cutSocket(client)
+    await Promise.race([closed, sleep(2000)])
+    await sleep(200)
+    expect(errors).toEqual([])
+    expect(client.destroyed).toBe(true)
+    // the server's side of the connection may take a moment to close
+    for (let i = 0; i < 20 && tcpHandles() > before; i++) await sleep(100)
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+    expect(tcpHandles()).toBeLessThanOrEqual(before)
+  })
+})

@@ -36,6 +36,7 @@ function fakeRun(options: {seed?: number; loopback?: LoopbackBroker; relays?: nu
     expectFailed: new Set(),
     relays: options.relays ?? 1,
     relay: {batch: 2, leaseMs: 300, publishTimeoutMs: 3000, pollMs: 50, maxAttempts: 10, backoff: {baseMs: 50, capMs: 400}},
+    consumerPoll: {waitMs: 1000, giveUpMs: 2000},
     workers: new Map(),
     scheduled,
     after: (ms, fn) => void scheduled.push({ms, fn}),

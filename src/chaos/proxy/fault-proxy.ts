@@ -57,15 +57,23 @@ class Link {
   ) {}
 
   cut(): void {
-    for (const s of [this.client, this.server]) {
-      if (s.destroyed) continue
-      // a reset where the socket is connected; a socket still connecting can only be destroyed
-      try {
-        s.resetAndDestroy()
-      } catch {
-        s.destroy()
-      }
-    }
+    for (const s of [this.client, this.server]) cutSocket(s)
+  }
+}
+
+/**
+ * A reset where the socket is connected and open both ways. One still connecting can only be
+ * destroyed; so can one whose end has begun (the peer's FIN came, or end() was called): libuv
+ * refuses a reset while a shutdown is under way, and Node then drops the handle without closing
+ * it, an open socket that keeps the harness's process from exiting.
+ */
+export function cutSocket(s: Socket): void {
+  if (s.destroyed) return
+  if (s.connecting || s.writableEnded) return void s.destroy()
+  try {
+    s.resetAndDestroy()
+  } catch {
+    s.destroy()
   }
 }
 

@@ -17,8 +17,11 @@ export const hang: FaultScenario<'hang'> = {
   loopbackOnly: true,
   needsRelay: true,
   arm(run) {
-    // the hung publish is given up on after this long (the run waits it out)
-    run.relay.publishTimeoutMs = 1000
+    // the hung requests are given up on after this long (the run waits them out): the relay's
+    // publish after 0.5 s, the consumer's fetch 0.6 s after it asked (a 1 s long poll and 2 s
+    // beyond by default)
+    run.relay.publishTimeoutMs = 500
+    Object.assign(run.consumerPoll, {waitMs: 250, giveUpMs: 350})
     let relay: FaultProxy | undefined
     let consumer: FaultProxy | undefined
     let producerSince = 0

@@ -17,6 +17,9 @@ export const poison: FaultScenario<'poison'> = {
     run.expectFailed.add(id)
     run.loopback?.reject(id)
     run.relay.maxAttempts = 3
+    // what `outbox status` runs, loaded while the run goes rather than after it
+    const status = import('../../ops/status.js')
+    status.catch(() => {})
     return {
       async exercised() {
         const {db, tables} = run
@@ -30,7 +33,7 @@ export const poison: FaultScenario<'poison'> = {
           return {violations: [{invariant: 'nothing-stuck', message: `the poison message failed after ${row.attempts} attempts, not max attempts (${maxAttempts})`, count: 1, witnesses: [id]}]}
         }
         // and `outbox status` sees it: the same figures the command prints
-        const {readStatus} = await import('../../ops/status.js')
+        const {readStatus} = await status
         const {failed} = await readStatus(db, tables.outbox, {windowMs: 60_000})
         if (failed === 1) return {}
         return {violations: [{invariant: 'nothing-stuck', message: `outbox status reports ${failed} failed events, expected the poison message only`, count: 1, witnesses: [id]}]}

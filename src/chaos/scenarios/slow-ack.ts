@@ -28,6 +28,9 @@ export const slowAck: FaultScenario<'slow-ack'> = {
     // what the delay outlasts, whatever the relay count: the lease of a lone relay
     run.relay.leaseMs = LEASE_MS
     const real = !run.loopback
+    // a claim takes every event it may (per aggregate ordering: one version of each at a time), so
+    // the run makes one delayed round trip per version, not per two events
+    run.relay.batch = Math.max(run.relay.batch, run.ops)
     let proxy: FaultProxy | undefined
     return {
       async start() {

@@ -43,6 +43,14 @@ export interface RelaySettings {
   backoff: {baseMs: number; capMs: number}
 }
 
+/** How the consumer asks the loopback broker for its next message. */
+export interface ConsumerPoll {
+  /** the broker holds a request this long when it has nothing */
+  waitMs: number
+  /** beyond the wait: a request unanswered by then is given up on (the broker is hung) and asked again */
+  giveUpMs: number
+}
+
 /** The harness's view of a worker process. */
 export interface WorkerView {
   readonly alive: boolean
@@ -80,6 +88,8 @@ export interface RunUnderTest {
   /** relay processes the run starts */
   relays: number
   readonly relay: RelaySettings
+  /** what the consumer worker is started with (loopback broker only) */
+  readonly consumerPoll: ConsumerPoll
   /** the run's workers by name, as spawned so far */
   readonly workers: ReadonlyMap<string, WorkerView>
   /** calls fn after ms, unless the run has ended by then */

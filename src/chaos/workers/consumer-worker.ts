@@ -39,7 +39,7 @@ export async function runConsumer(config: WorkerConfig, db: Db, scenario: Scenar
 
   /** The runtime's source, each delivery logged when taken and when settled. */
   const open = async (): Promise<DeliverySource> => {
-    const source = await openSource(config.broker, config.consumerName, t.prefix, DEFAULT_MAX_ATTEMPTS)
+    const source = await openSource(config.broker, config.consumerName, t.prefix, DEFAULT_MAX_ATTEMPTS, config.consumerPoll)
     say('ready')
     return {
       async next() {

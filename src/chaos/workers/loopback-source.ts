@@ -6,6 +6,7 @@ import {decodeCloudEvent} from '../../consume/cloudevents.js'
 import {decodeOrReason} from '../../consume/event.js'
 import type {Delivery, DeliverySource} from '../../consume/loop.js'
 import {pause} from '../../consume/runtime.js'
+import type {ConsumerPoll} from '../scenarios/types.js'
 
 interface Handed {
   tag: number
@@ -15,12 +16,10 @@ interface Handed {
 }
 
 const STRUCTURED = {'content-type': 'application/cloudevents+json'}
-/** how long the broker holds a request for the next message when it has none */
-const LONG_POLL_MS = 1000
-/** beyond the long poll: a broker that answered nothing by then is hung (a loaded machine's slow answer is not) */
-const GIVE_UP_AFTER_MS = 2000
+/** by default: the broker holds a request 1 s when it has nothing; one that answered nothing 2 s after that is hung (a loaded machine's slow answer is not) */
+const POLL: ConsumerPoll = {waitMs: 1000, giveUpMs: 2000}
 
-export function loopbackSource(base: string): DeliverySource {
+export function loopbackSource(base: string, poll: ConsumerPoll = POLL): DeliverySource {
   const stopped = new AbortController()
   // an ack may meet the broker down (an outage scenario): it is tried for a while
   const ack = async (tag: number) => {
@@ -49,7 +48,7 @@ export function loopbackSource(base: string): DeliverySource {
         let handed: Handed | undefined
         try {
           // a stop ends the long poll at once; a hung broker (the hang scenario) is given up on soon after its wait
-          const response = await fetch(`${base}/next?wait=${LONG_POLL_MS}`, {signal: AbortSignal.any([stopped.signal, AbortSignal.timeout(LONG_POLL_MS + GIVE_UP_AFTER_MS)])})
+          const response = await fetch(`${base}/next?wait=${poll.waitMs}`, {signal: AbortSignal.any([stopped.signal, AbortSignal.timeout(poll.waitMs + poll.giveUpMs)])})
           if (response.status === 200) handed = (await response.json()) as Handed
           else await response.body?.cancel()
         } catch {

@@ -5,6 +5,7 @@ import type {DeliverySource} from '../../consume/loop.js'
 import type {Publisher} from '../../publishers/types.js'
 import type {NewEvent} from '../../producer.js'
 import {uuidv7} from '../../core/uuid.js'
+import type {ConsumerPoll} from '../scenarios/types.js'
 
 /** a broker we ship a consumer runtime for */
 export type RealBroker = {kind: 'amqp' | 'nats' | 'redis'; url: string}
@@ -43,7 +44,7 @@ export async function openPublisher(spec: BrokerSpec, prefix: string): Promise<{
 }
 
 /** The consumer's source: the loopback adapter, or the real broker's shipped runtime source. */
-export async function openSource(spec: BrokerSpec, consumer: string, prefix: string, maxAttempts: number): Promise<DeliverySource> {
-  if (spec.kind === 'loopback') return (await import('./loopback-source.js')).loopbackSource(spec.url)
+export async function openSource(spec: BrokerSpec, consumer: string, prefix: string, maxAttempts: number, poll?: ConsumerPoll): Promise<DeliverySource> {
+  if (spec.kind === 'loopback') return (await import('./loopback-source.js')).loopbackSource(spec.url, poll)
   return (await import('./transport-brokers.js')).brokerSource(spec, prefix, consumer, maxAttempts)
 }

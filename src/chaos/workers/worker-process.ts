@@ -25,8 +25,11 @@ type Armed = {step: Step; hit: number}
 type Waiter = {producer: boolean; use(p: Pooled): void; fail(p: Pooled, exit: Omit<WorkerExit, 'failpoint'>): void}
 
 function workerScript(): {script: string; execArgv: string[]} {
-  const js = fileURLToPath(new URL('./worker.js', import.meta.url))
-  if (existsSync(js)) return {script: js, execArgv: []}
+  // the build's one-file bundle of worker.js (scripts/bundle-worker.js): a third less start-up CPU
+  for (const file of ['./worker.bundle.js', './worker.js']) {
+    const js = fileURLToPath(new URL(file, import.meta.url))
+    if (existsSync(js)) return {script: js, execArgv: []}
+  }
   // running from sources (bin/dev.js, vitest): the worker is TypeScript, run it through tsx
   return {script: fileURLToPath(new URL('./worker.ts', import.meta.url)), execArgv: ['--import', 'tsx']}
 }
@@ -40,15 +43,18 @@ class Pooled {
   /** stderr before the first assignment: why it failed to start */
   bootStderr = ''
   current?: WorkerProcess
-  /** has run a producer: Kysely is loaded (worker.ts's preload leaves it out) */
-  producer = false
+  /** Kysely is loaded: started for producers, or has run one (worker.ts's preload leaves it out otherwise) */
+  producer: boolean
   private stdoutBuffer = ''
 
-  constructor(preloadUrl: string | undefined, onExit: (p: Pooled, exit: Omit<WorkerExit, 'failpoint'>) => void, onIdle: (p: Pooled) => void) {
+  constructor(preloadUrl: string | undefined, forProducers: boolean, onExit: (p: Pooled, exit: Omit<WorkerExit, 'failpoint'>) => void, onIdle: (p: Pooled) => void) {
     const {script, execArgv} = workerScript()
     const env: NodeJS.ProcessEnv = {...process.env}
     delete env.OUTBOX_FAILPOINTS // armed per assignment, never at start
     if (preloadUrl) env.OUTBOX_CHAOS_PRELOAD_URL = preloadUrl
+    this.producer = forProducers
+    delete env.OUTBOX_CHAOS_PRELOAD_KYSELY
+    if (forProducers) env.OUTBOX_CHAOS_PRELOAD_KYSELY = '1'
     this.child = spawn(process.execPath, [...execArgv, script], {env, stdio: ['pipe', 'pipe', 'pipe']})
     this.child.stdin!.on('error', () => {}) // a worker that died: its death is reported by 'exit'
     this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => this.onStdout(chunk, onIdle))
@@ -119,9 +125,13 @@ export class WorkerPool {
     process.on('exit', this.killLive)
   }
 
-  /** Starts processes until `count` are idle or starting (before the first run). */
-  warm(count: number): void {
-    while (!this.closed && this.unassigned() < count) this.start()
+  /**
+   * Starts processes until `count` are idle or starting, `producers` of them with Kysely loaded
+   * (a producer's restart after a kill then finds one ready rather than loading it on the run's clock).
+   */
+  warm(count: number, producers = 0): void {
+    while (!this.closed && this.unassigned(true) < producers) this.start(true)
+    while (!this.closed && this.unassigned() < count) this.start(false)
   }
 
   /** An assignment for the next free process: returned at once, running as soon as one is idle. */
@@ -142,7 +152,7 @@ export class WorkerPool {
         worker.finish(exit, true)
       },
     })
-    this.warm(this.options.spares ?? 2)
+    this.warm(this.options.spares ?? 2, 1)
     return worker
   }
 
@@ -167,8 +177,10 @@ export class WorkerPool {
     return Promise.all(gone).then(() => {})
   }
 
-  private unassigned(): number {
-    return [...this.live].filter((p) => !p.current).length - this.waiting.length
+  /** processes free or starting, less the assignments waiting for one (producers: of those for producers) */
+  private unassigned(producers = false): number {
+    const free = [...this.live].filter((p) => !p.current && (!producers || p.producer)).length
+    return free - this.waiting.filter((w) => !producers || w.producer).length
   }
 
   private take(waiter: Waiter): void {
@@ -179,18 +191,19 @@ export class WorkerPool {
       return waiter.use(idle)
     }
     this.waiting.push(waiter)
-    if (this.unassigned() < 0) this.start()
+    if (this.unassigned() < 0) this.start(waiter.producer)
   }
 
-  private start(): void {
+  private start(forProducers: boolean): void {
     const p = new Pooled(
       this.options.preloadUrl,
+      forProducers,
       (gone, exit) => {
         this.live.delete(gone)
         // one that could not start fails a waiting assignment rather than being started again and again
         if (!gone.started) this.waiting.shift()?.fail(gone, exit)
         // a death (a kill at a step) leaves the pool short: one more if someone waits
-        else if (!this.closed && this.unassigned() < 0) this.start()
+        else if (!this.closed && this.unassigned() < 0) this.start(this.waiting[0]?.producer ?? false)
         this.release()
       },
       (idle) => this.onIdle(idle),

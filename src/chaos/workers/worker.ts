@@ -23,6 +23,7 @@ import {runTables, type RunTables} from '../tables.js'
 import {runConsumer} from './consumer-worker.js'
 import {runRelay} from './relay-worker.js'
 import {usesRelay, type ConsumerMode, type Strategy} from '../strategies.js'
+import type {ConsumerPoll} from '../scenarios/types.js'
 
 export interface WorkerConfig {
   role: 'producer' | 'relay' | 'consumer'
@@ -41,6 +42,8 @@ export interface WorkerConfig {
   consumerName: string
   broker: BrokerSpec
   relay: {batch: number; leaseMs: number; publishTimeoutMs: number; pollMs: number; maxAttempts: number; backoff: {baseMs: number; capMs: number}; owner: string}
+  /** the consumer's long poll of the loopback broker */
+  consumerPoll?: ConsumerPoll
   /** print a history line per operation (`--report`) */
   history?: boolean
 }
@@ -156,11 +159,12 @@ async function run({config, failpoints}: Assignment, stop: AbortSignal): Promise
 
 /**
  * Every role's modules, loaded while the process waits for its first assignment; but Kysely (half
- * a worker's start-up CPU) only for a producer, once: the pool gives producers processes that
- * have been one before (worker-process.ts).
+ * a worker's start-up CPU) only in processes the pool started for producers, or once one ran a
+ * producer: the pool gives producers those processes (worker-process.ts).
  */
 async function preload(url: string | undefined): Promise<void> {
-  await Promise.all([import('../../relay/relay.js'), import('../../publishers/index.js'), import('./loopback-source.js'), loadScenario(undefined)])
+  const producer = process.env.OUTBOX_CHAOS_PRELOAD_KYSELY ? import('kysely') : undefined
+  await Promise.all([import('../../relay/relay.js'), import('../../publishers/index.js'), import('./loopback-source.js'), loadScenario(undefined), producer])
   // the dialect and its driver package, through a connection opened and closed at once
   if (url) await openDb(url, {poolSize: 1, busyTimeoutMs: 10_000}).then((db) => db.close()).catch(() => {})
 }
