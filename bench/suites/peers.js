@@ -162,3 +162,10 @@ export function markdown({n, rounds, tools, measured, failed, rates, ratios, sta
   lines.push('Reproduce: `npm run build && npm run bench -- peers` (or `-- --quick peers`).')
   return lines.join('\n')
 }
+
+/** The figures `npm run bench -- compare` puts side by side: the durable relay ÷ each peer, per round's median. */
+export function headline(raw) {
+  return raw.ratios
+    .filter((r) => r.ours.endsWith('-durable') && !r.peer.startsWith('outbox'))
+    .map((r) => ({key: `${r.ours} / ${r.peer}`, label: `${r.ours} ÷ ${r.peer} (median of ${r.runs} rounds)`, value: r.median, better: 'higher'}))
+}
