@@ -19,7 +19,9 @@ export function graphilePeer() {
     how: `\`run({preset: {worker: {concurrentJobs: ${CONCURRENT_JOBS}, maxPoolSize: ${CONCURRENT_JOBS + 1}, localQueue: {size: 500}, completeJobBatchDelay: 0, failJobBatchDelay: 0}}, taskList: {noop}})\`, the configuration of its own performance page (local queue = jobs fetched and locked 500 at a time; completions batched into one statement). Its pool (\`pgPool\`, ${CONCURRENT_JOBS + 1} max) is opened once and ${WARM} connections are opened before each timed drain, as the relay's pool is warmed (connection set-up is neither tool's work). Timed from \`run()\` until the last job row is gone (completion is batched, so the handler finishing is not the end), so it includes the runner's own start-up (its schema check, task list, LISTEN), reported separately. Jobs enqueued with \`addJobs()\` in chunks of 1000, no \`jobKey\`.`,
     async open() {
       const pgPool = new pg.Pool({connectionString: PG_URL, max: CONCURRENT_JOBS + 1})
+      // what graphile-worker asks of a pool it is given: an idle client's error, and a client's own
       pgPool.on('error', (error) => console.error(`graphile-worker pool: ${error.message}`))
+      pgPool.on('connect', (client) => client.on('error', (error) => console.error(`graphile-worker client: ${error.message}`)))
       const utils = await makeWorkerUtils({pgPool, schema: SCHEMA, logger: quiet})
       await utils.migrate()
       const jobCount = async () =>

@@ -54,7 +54,8 @@ export default async function peers({quick, log, args = []}) {
   const rounds = quick ? 3 : 5
   await ensurePgDatabase()
   // --tools=key,key: only those (e.g. the durable rows and the peers, on a busy machine)
-  const only = args.find((a) => a.startsWith('--tools='))?.slice('--tools='.length).split(',')
+  // (or OUTBOX_BENCH_PEERS_TOOLS=key,key: `npm run bench -- compare` passes no suite options)
+  const only = (args.find((a) => a.startsWith('--tools='))?.slice('--tools='.length) ?? process.env.OUTBOX_BENCH_PEERS_TOOLS)?.split(',')
   const tools = peerTools().filter((t) => !only || only.includes(t.key))
   const runs = Object.fromEntries(tools.map((t) => [t.key, []]))
   // A peer that cannot install, connect or finish is reported, not fatal; our relay failing is.
