@@ -26,10 +26,6 @@ export class ClaimMark {
   private refreshedAt = -Infinity
   private resetAt = -Infinity
   private refreshing?: Promise<void>
-  /** bumped by every reset: a refresh that started before it must not overwrite it */
-  private generation = 0
-  /** a refresh's error, surfaced by the next before() (the claim after it would meet it too) */
-  private failure?: unknown
 
   constructor(
     private readonly part: ClaimMarkPart,
@@ -48,54 +44,39 @@ export class ClaimMark {
     this.value = this.part.none
     this.resetAt = -Infinity
     this.refreshedAt = -Infinity
-    this.generation++
   }
 
   /**
-   * The mark for the next claim: walked again from `none` when the reset interval has passed;
-   * moved when the refresh interval has, in the background: the claim does not wait for it
-   * (two round trips, serial with every claim at concurrency 1 before, ~7-17% of a drain) and
-   * takes the mark as it is. A mark is safe for as long as it stays (no writer can date an
-   * event below it later), so an older one only walks a few more entries. Rows that become
-   * pending again below the mark (`outbox replay`, of failed events too; a created_at set by
-   * hand) are found by the reset's walk: they wait at most resetMs. A failed refresh leaves
-   * the old mark, and its error comes out of the next call.
+   * The mark for the next claim: moved first when the poll interval has passed, walked again
+   * from `none` when the reset interval has. Rows that become pending again below the mark
+   * (`outbox replay`, of failed events too; a created_at set by hand) are found by that walk:
+   * they wait at most resetMs. Concurrent loops share one refresh; a failed one leaves the old mark,
+   * which stays safe for every writer.
    */
   async before(db: Db, names: TableNames): Promise<string> {
-    if (this.failure !== undefined) {
-      const error = this.failure
-      this.failure = undefined
-      throw error
-    }
+    // a reset must not be overwritten by a refresh that started from the mark before it
+    while (this.refreshing) await this.refreshing
     const now = performance.now()
     if (now - this.resetAt >= this.options.resetMs) {
       this.value = this.part.none
       this.resetAt = now
-      this.generation++
       // the claims right after a reset walk from the start anyway: the mark first moves one
       // refresh interval later, so a drain shorter than that runs today's statements only
       this.refreshedAt = now
     }
-    if (!this.refreshing && now - this.refreshedAt >= Math.min(this.options.refreshMs, MARK_REFRESH_MAX_MS)) {
+    if (now - this.refreshedAt >= Math.min(this.options.refreshMs, MARK_REFRESH_MAX_MS)) {
       this.refreshedAt = now
-      this.refreshing = this.refresh(db, names, this.generation)
-        .catch((error) => void (this.failure = error))
-        .finally(() => (this.refreshing = undefined))
+      this.refreshing = this.refresh(db, names).finally(() => (this.refreshing = undefined))
     }
+    await this.refreshing
     return this.value
   }
 
-  /** Waits for a refresh in flight (a drain's end: its mark is the one the next drain reads). */
-  async settled(): Promise<void> {
-    await this.refreshing
-  }
-
-  private async refresh(db: Db, names: TableNames, generation: number): Promise<void> {
-    const from = this.value
+  private async refresh(db: Db, names: TableNames): Promise<void> {
     // two statements, in this order: the bound is read before next()'s snapshot is taken
     const [{bound}] = await db.query<{bound: string}>(this.part.writersBound(names))
-    const [{mark}] = await db.query<{mark: string}>(this.part.next(names, from, bound))
-    if (generation === this.generation) this.value = mark
+    const [{mark}] = await db.query<{mark: string}>(this.part.next(names, this.value, bound))
+    this.value = mark
   }
 }
 
