@@ -1,7 +1,8 @@
 // The relay: claim a batch -> publish -> settle (./settle.ts), in `concurrency` loops per
 // process. Each claim carries the mark of its loop's previous batch (./pending-mark.ts): one
-// commit per batch. After a full batch the next claim goes out at once, while this one is
-// published (./ahead.ts). All SQL goes through ./claim.ts, i.e. the dialect functions.
+// commit per batch. After a full batch, when publishing takes a real share of a claim's time,
+// the next claim goes out while this one is published (./ahead.ts). All SQL goes through
+// ./claim.ts, i.e. the dialect functions.
 import type {ClaimOptions, TableNames} from '../../dialects/index.js'
 import {failpoint} from '../core/failpoints.js'
 import type {Db, Listener} from '../db/index.js'
@@ -236,9 +237,10 @@ export class Relay {
    * ordering (this batch's aggregates would be held back from it), nor while the broker is down.
    */
   private async cycle(pending: PendingMark, loop: Ahead): Promise<DrainResult | undefined> {
-    loop.wasAhead = loop.next !== undefined
-    const claimed = await (loop.next ?? this.claimNext(pending))
-    loop.next = undefined
+    const next = loop.next
+    loop.next = undefined // taken, whether it resolves or fails
+    loop.wasAhead = next !== undefined
+    const claimed = await (next ?? this.claimNext(pending))
     const {events} = claimed
     if (events.length === 0) return undefined
     const started = performance.now()
