@@ -150,9 +150,12 @@ export async function startReaders(dialect, url, table, count, pauseMs = 200) {
 
 /**
  * PostgreSQL: a low-water mark kept as the relay keeps its own (the dialect's claimMark
- * statements), moved once per sample (every 2 s; the relay's moves every 50 ms at most, so its
- * walk is shorter), and the claim's pick from it under EXPLAIN: the buffers the relay's claim
- * reads, a figure the machine's load does not change. `state` carries the mark between samples.
+ * statements), moved once per sample (every 2 s; the relay's moves every 50 ms at most), and
+ * the relays' own claim statement from it (the library's, batch 100: FOR UPDATE SKIP LOCKED,
+ * the lease UPDATE, RETURNING) under EXPLAIN (ANALYZE, BUFFERS) in a transaction rolled back:
+ * the buffers a relay's claim reads, a figure the machine's load does not change. While it
+ * runs it holds up to 100 pending rows (the relays skip them for those milliseconds), and its
+ * rolled-back lease leaves as many dead row versions. `state` carries the mark between samples.
  */
 async function markScan(s, names, state) {
   const pg = DIALECTS.postgres
@@ -162,9 +165,29 @@ async function markScan(s, names, state) {
   }
   const {bound} = await run(pg.relay.claimMark.writersBound(names))
   state.mark = (await run(pg.relay.claimMark.next(names, state.mark ?? pg.relay.claimMark.none, bound))).mark ?? bound
-  const [plan] = await s.run(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT id FROM ${names.outbox} WHERE created_at >= $1::timestamptz AND published_at IS NULL AND failed_at IS NULL AND (lease_until IS NULL OR lease_until < now()) ORDER BY created_at, id LIMIT 100`, [state.mark])
-  const top = plan['QUERY PLAN'][0]
-  return top.Plan['Shared Hit Blocks'] + top.Plan['Shared Read Blocks']
+  const claim = pg.render.compile(pg.relay.claim(names, {batch: 100, leaseMs: 30_000, owner: 'pressure-gauge', from: state.mark}).statement)
+  await s.run('BEGIN')
+  try {
+    const [plan] = await s.run(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${claim.text}`, claim.params)
+    const buffers = (node) => node['Shared Hit Blocks'] + node['Shared Read Blocks']
+    const top = plan['QUERY PLAN'][0].Plan
+    // the pick (CTE c: the index scan from the mark, locking with SKIP LOCKED); the whole
+    // statement adds the lease UPDATE's ~10 buffers a row
+    const pick = findNode(top, (node) => node['Subplan Name'] === 'CTE c')
+    return {markScanBuffers: pick ? buffers(pick) : undefined, markClaimBuffers: buffers(top)}
+  } finally {
+    await s.run('ROLLBACK')
+  }
+}
+
+/** The first node of an EXPLAIN (FORMAT JSON) plan tree that `test` accepts. */
+function findNode(node, test) {
+  if (test(node)) return node
+  for (const child of node.Plans ?? []) {
+    const found = findNode(child, test)
+    if (found) return found
+  }
+  return undefined
 }
 
 /** The outbox's gauges now: one row of numbers, the same keys on every sample of a dialect. */
@@ -175,7 +198,7 @@ export async function gauges(dialect, s, names, state = {}) {
     // the claim's index scan, read-only (no FOR UPDATE, so no relay is kept waiting)
     const [plan] = await s.run(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT id FROM ${names.outbox} WHERE published_at IS NULL AND failed_at IS NULL AND (lease_until IS NULL OR lease_until < now()) ORDER BY created_at, id LIMIT 100`)
     const top = plan['QUERY PLAN'][0]
-    return {dead: t?.dead ?? 0, pendingIndexKiB: Number(size.pending_index) / 1024, indexesKiB: Number(size.indexes) / 1024, scanBuffers: top.Plan['Shared Hit Blocks'] + top.Plan['Shared Read Blocks'], scanMs: top['Execution Time'], markScanBuffers: await markScan(s, names, state)}
+    return {dead: t?.dead ?? 0, pendingIndexKiB: Number(size.pending_index) / 1024, indexesKiB: Number(size.indexes) / 1024, scanBuffers: top.Plan['Shared Hit Blocks'] + top.Plan['Shared Read Blocks'], scanMs: top['Execution Time'], ...(await markScan(s, names, state))}
   }
   const [h] = await s.run(`SELECT COUNT AS n FROM information_schema.INNODB_METRICS WHERE NAME = 'trx_rseg_history_len'`)
   const [size] = await s.run('SELECT INDEX_LENGTH AS i FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?', [names.outbox])

@@ -5,6 +5,7 @@
 // round, i.e. pg-transactional-outbox, only one), every tool and pair kept. --tools=key,...:
 // those tools only (their pairs only).
 import {createRequire} from 'node:module'
+import {loadavg} from 'node:os'
 import {fmt, summary} from '../lib.js'
 import {graphilePeer} from '../peers/graphile.js'
 import {outboxPeer} from '../peers/outbox.js'
@@ -52,9 +53,11 @@ export const peerTools = () => [
 export default async function peers({quick, log, args = []}) {
   const n = quick ? 1000 : 20000
   const rounds = quick ? 3 : 5
+  const loadAtStart = loadavg()[0]
   await ensurePgDatabase()
   // --tools=key,key: only those (e.g. the durable rows and the peers, on a busy machine)
-  const only = args.find((a) => a.startsWith('--tools='))?.slice('--tools='.length).split(',')
+  // (or OUTBOX_BENCH_PEERS_TOOLS=key,key: `npm run bench -- compare` passes no suite options)
+  const only = (args.find((a) => a.startsWith('--tools='))?.slice('--tools='.length) ?? process.env.OUTBOX_BENCH_PEERS_TOOLS)?.split(',')
   const tools = peerTools().filter((t) => !only || only.includes(t.key))
   const runs = Object.fromEntries(tools.map((t) => [t.key, []]))
   // A peer that cannot install, connect or finish is reported, not fatal; our relay failing is.
@@ -99,11 +102,12 @@ export default async function peers({quick, log, args = []}) {
   const measured = tools.filter((t) => !failed[t.key])
   const rates = Object.fromEntries(measured.map((t) => [t.key, summary(runs[t.key].filter(Boolean).map((r) => r.perSecond))]))
   const ratios = pairRatios(runs, failed)
-  const startup = failed['graphile-worker'] ? undefined : summary(runs['graphile-worker'].filter(Boolean).map((r) => r.startupMs))
+  const startup = failed['graphile-worker'] || !runs['graphile-worker'] ? undefined : summary(runs['graphile-worker'].filter(Boolean).map((r) => r.startupMs))
+  const load = {start: loadAtStart, end: loadavg()[0]}
   return {
     title: 'Peers on the same PostgreSQL (same run)',
-    markdown: (quick ? `**Quick run**: ${n} jobs per tool instead of 20,000, ${rounds} rounds (a tool slower than ${SLOW_MS / 1000} s a round only one: ${tools.filter((t) => runs[t.key].filter(Boolean).length === 1).map((t) => t.label).join(', ') || 'none'}); a short backlog is noisier and weighs start-up more.\n\n` : '') + markdown({n, rounds, tools, measured, failed, rates, ratios, startup}),
-    raw: {n, rounds, url: redact(PG_URL), versions: peerVersions(), runs, rates, ratios, failed, graphileStartupMs: startup},
+    markdown: (quick ? `**Quick run**: ${n} jobs per tool instead of 20,000, ${rounds} rounds (a tool slower than ${SLOW_MS / 1000} s a round only one: ${tools.filter((t) => runs[t.key].filter(Boolean).length === 1).map((t) => t.label).join(', ') || 'none'}); a short backlog is noisier and weighs start-up more.\n\n` : '') + markdown({n, rounds, tools, measured, failed, rates, ratios, startup, load}),
+    raw: {n, rounds, url: redact(PG_URL), versions: peerVersions(), runs, rates, ratios, failed, graphileStartupMs: startup, load},
   }
 }
 
@@ -119,11 +123,11 @@ function peerVersions() {
   return {'pg-boss': version('pg-boss'), 'graphile-worker': version('graphile-worker'), 'pg-transactional-outbox': version('pg-transactional-outbox')}
 }
 
-export function markdown({n, rounds, tools, measured, failed, rates, ratios, startup}) {
+export function markdown({n, rounds, tools, measured, failed, rates, ratios, startup, load}) {
   const label = Object.fromEntries(tools.map((t) => [t.key, t.label]))
   const v = peerVersions()
   const lines = [
-    `${n} small jobs/events (payload \`{"n": i}\`), enqueued before timing, moved by each tool to a no-op handler/publisher on the same PostgreSQL, ${rounds} rounds with the tools interleaved (order rotated each round). Figures: median (min–max) over the rounds. Ratios are ours ÷ peer within each round, then the median (min–max) of those ratios: above 1 means the relay is faster. Versions: pg-boss ${v['pg-boss']}, graphile-worker ${v['graphile-worker']}, pg-transactional-outbox ${v['pg-transactional-outbox']} (devDependencies of the benchmark only).`,
+    `${n} small jobs/events (payload \`{"n": i}\`), enqueued before timing, moved by each tool to a no-op handler/publisher on the same PostgreSQL, ${rounds} rounds with the tools interleaved (order rotated each round). Figures: median (min–max) over the rounds. Ratios are ours ÷ peer within each round, then the median (min–max) of those ratios: above 1 means the relay is faster.${load ? ` Load average (2 cores, shared with other engineers' runs): ${fmt(load.start, 1)} at the start, ${fmt(load.end, 1)} at the end.` : ''} Versions: pg-boss ${v['pg-boss']}, graphile-worker ${v['graphile-worker']}, pg-transactional-outbox ${v['pg-transactional-outbox']} (devDependencies of the benchmark only).`,
     '',
     '| tool | jobs/s |',
     '|---|---|',
@@ -153,7 +157,7 @@ export function markdown({n, rounds, tools, measured, failed, rates, ratios, sta
     )
   }
   lines.push(
-    "**What bounds the relay, and what graphile-worker does better** (measured with `node bench/profile-relay.js` at 20,000 pending, 2026-12-03, not in this run). EXPLAIN (ANALYZE, BUFFERS): the claim of 100 runs in 1.4–1.8 ms (an index scan of the pending index, 104 buffers, then the join back on the primary key and 100 row updates, ~1,230 buffers); the mark of 100 in 1.0–1.2 ms (a bitmap scan of the primary key and 100 updates, ~1,165 buffers). A drain at batch 100 is 200 batches: ~404 statements and as many commits (claim and mark each commit on their own; since 2026-12-05 each claim carries the previous batch's mark in its statement, ~202 statements and commits, and the figures in this paragraph are from before that). At concurrency 1 the client sees 1.9 ms per claim and 1.45 ms per mark, so the drain is the database doing that work; at concurrency 4 the same statements take 6.7 and 4.4 ms: four backends and Node share two cores with the other engineers' tests, and a CPU profile puts Node's own thread busy for about half of a concurrency-4 drain (~210 ms of ~650 in socket writes, one per statement, ~75 ms GC, ~40 ms turning rows into events). graphile-worker moved the same 20,000 jobs with ~41 fetches of 500 and ~40 batched DELETEs (~81 statements), and completing a job is a DELETE, which writes no new row version and no index entry; our mark is an UPDATE that is never HOT (`published_at` is in the pending index's predicate), so it writes a new row version and three index entries, because published events stay for `status`, `replay` and `archive`. The batch-500 relay row removes the fetch-size difference without widening the gap, so the statement count is not the relay's limit here; the per-event write work on two shared cores is, for both tools. No defect was found in the claim or mark to fix: both plans are index scans, and half-way through a drain the claim still reads ~1,580 buffers (1.75 ms). Two effects seen while profiling, left as they are: only ~21% of claims were HOT on a freshly seeded table (fillfactor 80; 82% at fillfactor 50, with no measurable change in throughput); and while another database's session held a transaction open for minutes, published events' dead index entries could not be skipped, and the claim half-way through the drain read 15,702 buffers (3.9 ms). Every PostgreSQL queue pays for a held-back horizon; at batch 100 the relay pays it five times as often as a 500-job fetch.",
+    "**What bounds the relay, and what graphile-worker does better** (profiled 2026-12-05 with `node bench/profile-relay.js --durable` at 20,000 pending, load average 5 to 13 on 2 shared cores, not in this run). At concurrency 1 a drain is 200 claims, each carrying the previous batch's mark (one statement and one commit per batch): 5.8 ms each seen from the client, 1,166 ms of a 1,576 ms drain; the low-water mark's two statements every 50 ms were another 104 ms (7%) that the claims waited for, and Node's own work between claims ~1.5 ms a batch. `EXPLAIN (ANALYZE, BUFFERS)` of one such claim mid-drain: 2.7-3.3 ms in the server, of which the carried mark (100 row updates) ~1.2 ms and ~1,300 buffers, the pick from the pending index 0.3 ms and ~270-370 buffers, the lease UPDATE ~1.1 ms and ~1,430 buffers; both updates write a new row version for every event and, unless HOT (16% were), index entries (WAL: 820-880 bytes an event). graphile-worker moved the same 20,000 jobs with 41 fetches of 500 (21.5 ms each) and 40 batched DELETEs (14.6 ms each) on separate connections, overlapping each other (WAL 522 bytes a job; a DELETE writes no new version and no index entry). The relay's database work per event is lower (0.058 ms against 0.072 ms a job) but at concurrency 1 it is one statement at a time; at concurrency 4 the four claims took 25 ms each, so the server did no more claims per second than at concurrency 1 (two cores shared, four backends updating rows on the same heap pages), and one loop at batch 400, two at 200 and four at 100 drained in the same time (~2,300 ms at load 13, against ~3,100 ms for one loop at 100). What was tried for it (2026-12-05, bench/results/relay-ahead.md): sending a loop's next claim before publishing a full batch measured x0.96 (0.56-1.20) of the previous build with this no-op publisher at concurrency 1 and x1.09 (0.85-1.21) at concurrency 4 (8 ABBA pairs in one process, load 12-13: within the noise), x1.46-1.59 at concurrency 1 with a publisher that takes 3 ms a call; it is kept, only where the loop's publishes take a real share of a claim's time, so it does not run in this benchmark. Moving the mark beside the claims instead of before them showed no gain above the noise and was reverted. The remaining gap to graphile-worker is the per-event write work on two shared cores: two row versions per event (lease, then mark) against its one update and a DELETE.",
     '',
     "pg-boss's fetch reads and sorts all of the queue's pending jobs on every call (EXPLAIN ANALYZE at 20,000 pending: Seq Scan + Sort, ~22 ms), so it gets slower as the queue gets longer. pg-transactional-outbox handles each message in its own transaction (lock, handler, mark) after a plpgsql function picks the batch row by row with NOWAIT locks.",
     '',
@@ -161,4 +165,11 @@ export function markdown({n, rounds, tools, measured, failed, rates, ratios, sta
   lines.push('How each tool was driven:', '', ...tools.map((t) => `- **${t.label}**: ${t.how}`), '')
   lines.push('Reproduce: `npm run build && npm run bench -- peers` (or `-- --quick peers`).')
   return lines.join('\n')
+}
+
+/** The figures `npm run bench -- compare` puts side by side: the durable relay ÷ each peer, per round's median. */
+export function headline(raw) {
+  return raw.ratios
+    .filter((r) => r.ours.endsWith('-durable') && !r.peer.startsWith('outbox'))
+    .map((r) => ({key: `${r.ours} / ${r.peer}`, label: `${r.ours} ÷ ${r.peer} (median of ${r.runs} rounds)`, value: r.median, better: 'higher'}))
 }

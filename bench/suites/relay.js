@@ -15,7 +15,7 @@ const URLS = {
   sqlite: sqliteUrl(), // removed when the process exits
 }
 const BATCH = 100
-const TARGET = 0.85
+const TARGET = 0.9
 const OWNER = 'bench-relay'
 
 const noop = {name: 'noop', publish: async (events) => events.map(() => ({ok: true})), close: async () => {}}

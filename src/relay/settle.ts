@@ -50,6 +50,11 @@ export class Settler {
     this.logger = o.logger
   }
 
+  /** the last batch found the broker down (no claim is sent ahead then) */
+  get down(): boolean {
+    return this.outages > 0
+  }
+
   /** how long the loop waits before its next claim while the broker is down */
   get outageDelayMs(): number {
     return backoffDelay(this.outages, this.backoff)
