@@ -7,8 +7,9 @@ const errno = (error: unknown) => (error as {errno?: number})?.errno
 
 export const errors: ErrorsPart = {
   classify: classifier({
-    // KILL = 1927; 2006 gone away, 2013 lost during a query
-    lost: (e) => LOST_CODES.includes(e.code) || [1927, 2006, 2013].includes(e.errno) || /connection lost|server closed the connection/i.test(e.message),
+    // KILL = 1927; 2006 gone away, 2013 lost during a query; mysql2's "closed state": a query sent
+    // on a connection the server already closed (KILL), in 2 of 3 tries here
+    lost: (e) => LOST_CODES.includes(e.code) || [1927, 2006, 2013].includes(e.errno) || /connection lost|server closed the connection|connection is in closed state/i.test(e.message),
     // 1040 the server's max_connections; 1203 / 1226 the user's own limit
     'too-many-connections': (e) => [1040, 1203, 1226].includes(e.errno) || /too many connections/i.test(e.message),
     // MariaDB 1969 max_statement_time, MySQL 3024 max_execution_time

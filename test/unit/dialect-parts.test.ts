@@ -58,6 +58,8 @@ describe('driver errors by meaning', () => {
     [DIALECTS.postgres, {code: '42P01', message: 'relation "x" does not exist'}, 'missing-table'],
     [DIALECTS.postgres, {code: '42703'}, 'missing-column'],
     [DIALECTS.mysql, {code: 'PROTOCOL_CONNECTION_LOST', message: 'Connection lost: The server closed the connection.'}, 'lost'],
+    // mysql2, a query sent on a connection the server had killed
+    [DIALECTS.mysql, {message: "Can't add new command when connection is in closed state"}, 'lost'],
     [DIALECTS.mysql, {errno: 1226}, 'too-many-connections'],
     [DIALECTS.mysql, {errno: 1969}, 'statement-timeout'],
     [DIALECTS.mysql, {errno: 1317}, 'cancelled'],
