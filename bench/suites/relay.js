@@ -21,7 +21,7 @@ const OWNER = 'bench-relay'
 const noop = {name: 'noop', publish: async (events) => events.map(() => ({ok: true})), close: async () => {}}
 
 /** Fresh table contents: `count` pending events, created_at increasing. */
-async function seed(db, names, count) {
+export async function seed(db, names, count) {
   const d = dialectOf(db)
   const table = rawSql(d.render.table(names, 'outbox'))
   await db.execute(d.name === 'sqlite' ? sql`DELETE FROM ${table}` : sql`TRUNCATE TABLE ${table}`)
@@ -57,15 +57,38 @@ function carriesMark(d, names, options) {
   return text(d.relay.claim(names, {...options, mark: {ids: [randomUUID()]}})) !== text(d.relay.claim(names, options))
 }
 
+/**
+ * Whether this build's statements bound the mark (and MySQL's UPDATE) by the batch's created_at
+ * span (CarriedMark.createdAt): then the raw loop sends that span too, as the relay does.
+ */
+function boundsBySpan(d, names, options) {
+  const ids = [randomUUID()]
+  const createdAt = {from: new Date(0), to: new Date(1)}
+  const text = (span) => {
+    const plan = d.relay.claim(names, {...options, mark: {ids, createdAt: span}})
+    return JSON.stringify([plan.mark, plan.update?.(ids, span), d.relay.markPublished(names, ids, span)].map((s) => s && d.render.compile(s).text))
+  }
+  return text(createdAt) !== text(undefined)
+}
+
+/** What the relay carries for a batch (src/relay/claim.ts carriedMark): its ids and, where the statements use it, its created_at span a millisecond wider each side. */
+function markOf(rows, spans) {
+  const ids = rows.map((r) => r.id)
+  if (!spans) return {ids}
+  const times = rows.map((r) => new Date(r.created_at).getTime())
+  return {ids, createdAt: {from: new Date(Math.min(...times) - 1), to: new Date(Math.max(...times) + 1)}}
+}
+
 /** The raw loop: the dialect's claim and mark statements on the bare driver, as the relay runs them. */
-async function rawLoop(dialectName, url, names) {
+export async function rawLoop(dialectName, url, names) {
   const d = DIALECTS[dialectName]
   const options = {batch: BATCH, leaseMs: 30_000, owner: OWNER}
   const plan = d.relay.claim(names, options)
   const carries = carriesMark(d, names, options)
-  /** the claim plan carrying the mark of `ids` (the previous batch), undefined-free */
-  const carrying = (ids) => (carries && ids.length > 0 ? d.relay.claim(names, {...options, mark: {ids}}) : plan)
-  let previous = []
+  const spans = boundsBySpan(d, names, options)
+  /** the claim plan carrying `mark` (the previous batch's) */
+  const carrying = (mark) => (carries && mark.ids.length > 0 ? d.relay.claim(names, {...options, mark}) : plan)
+  let previous = {ids: []}
   let total = 0
   if (dialectName === 'postgres') {
     const pg = await driver('pg')
@@ -74,11 +97,11 @@ async function rawLoop(dialectName, url, names) {
     const started = performance.now()
     for (;;) {
       const claim = d.render.compile(carrying(previous).statement)
-      const {rows} = await client.query({name: previous.length && carries ? 'raw_claim_mark' : 'raw_claim', text: claim.text, values: claim.params})
+      const {rows} = await client.query({name: previous.ids.length && carries ? 'raw_claim_mark' : 'raw_claim', text: claim.text, values: claim.params})
       if (rows.length === 0) break
-      previous = rows.map((r) => r.id)
+      previous = markOf(rows, spans)
       if (!carries) {
-        const mark = d.render.compile(d.relay.markPublished(names, previous))
+        const mark = d.render.compile(d.relay.markPublished(names, previous.ids, previous.createdAt))
         await client.query({name: 'raw_mark', text: mark.text, values: mark.params})
       }
       total += rows.length
@@ -107,13 +130,12 @@ async function rawLoop(dialectName, url, names) {
         await conn.query('COMMIT')
         break
       }
-      const ids = rows.map((r) => r.id)
-      const update = d.render.compile(plan.update(ids))
+      previous = markOf(rows, spans)
+      const update = d.render.compile(plan.update(previous.ids, previous.createdAt))
       await conn.query(update.text, update.params)
       await conn.query('COMMIT')
-      previous = ids
       if (!carries) {
-        const mark = d.render.compile(d.relay.markPublished(names, ids))
+        const mark = d.render.compile(d.relay.markPublished(names, previous.ids, previous.createdAt))
         await conn.query(mark.text, mark.params)
       }
       total += rows.length
@@ -130,6 +152,9 @@ async function rawLoop(dialectName, url, names) {
   const claimStatement = database.prepare(claim.text)
   const begin = database.prepare('BEGIN IMMEDIATE')
   const commit = database.prepare('COMMIT')
+  // prepared once per text, as the relay's statement cache does (dialects/sqlite/statements.ts)
+  const statements = new Map()
+  const prepared = (text) => statements.get(text) ?? statements.set(text, database.prepare(text)).get(text)
   const started = performance.now()
   for (;;) {
     const carried = carrying(previous).mark
@@ -138,17 +163,17 @@ async function rawLoop(dialectName, url, names) {
       // the relay's claim carrying the mark: both statements in one transaction
       const mark = d.render.compile(carried)
       begin.run()
-      database.prepare(mark.text).run(...mark.params)
+      prepared(mark.text).run(...mark.params)
       rows = claimStatement.all(...claim.params)
       commit.run()
     } else {
       rows = claimStatement.all(...claim.params)
     }
     if (rows.length === 0) break
-    previous = rows.map((r) => r.id)
+    previous = markOf(rows, spans)
     if (!carries) {
-      const mark = d.render.compile(d.relay.markPublished(names, previous))
-      database.prepare(mark.text).run(...mark.params)
+      const mark = d.render.compile(d.relay.markPublished(names, previous.ids, previous.createdAt))
+      prepared(mark.text).run(...mark.params)
     }
     total += rows.length
   }
@@ -157,7 +182,7 @@ async function rawLoop(dialectName, url, names) {
   return {total, ms}
 }
 
-async function relayRun(url, names, instances) {
+export async function relayRun(url, names, instances) {
   const dbs = await Promise.all(Array.from({length: instances}, () => openDb(url, {poolSize: 2})))
   const started = performance.now()
   const results = await Promise.all(dbs.map((db, i) => new Relay({db, publisher: noop, tables: names, batch: BATCH, owner: `${OWNER}-${i}`}).drainOnce()))
