@@ -46,11 +46,13 @@ ORDER BY table_name`,
   // Its wait is lock_wait_timeout's (a day on MariaDB, a year on MySQL), and every writer queues
   // behind it meanwhile: set to LOCK_WAIT_SECONDS for it, as PostgreSQL's DETACH waits 5 s.
   guard: {
+    // (back to DEFAULT, the server's: our connections set no other; a user variable holding the
+    // old value is untyped in a prepared statement, which MariaDB refuses for this variable)
     lock: (names, retired) => [
-      sql`SET @outbox_lock_wait = @@SESSION.lock_wait_timeout, SESSION lock_wait_timeout = ${raw(String(LOCK_WAIT_SECONDS))}`,
+      sql`SET SESSION lock_wait_timeout = ${raw(String(LOCK_WAIT_SECONDS))}`,
       sql`LOCK TABLES ${outbox(names)} WRITE, ${named(names, retired)} WRITE`,
     ],
-    unlock: [sql`UNLOCK TABLES`, sql`SET SESSION lock_wait_timeout = COALESCE(@outbox_lock_wait, @@GLOBAL.lock_wait_timeout)`],
+    unlock: [sql`UNLOCK TABLES`, sql`SET SESSION lock_wait_timeout = DEFAULT`],
   },
   drop: (names, retired, partition, landed) => [
     sql`DROP TABLE ${named(names, retired)}`,
