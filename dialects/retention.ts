@@ -68,9 +68,11 @@ export interface RetentionPart {
   /**
    * MySQL: the session's table locks on the outbox and the retired table, held from `landed`'s
    * count through drop or restore (DDL there commits at once: a transaction holds nothing), so no
-   * row lands in the emptied partition between its count and its drop or exchange back.
+   * row lands in the emptied partition between its count and its drop or exchange back. `lock`
+   * waits a bounded time for them (a failure changes nothing: a rerun tries again); `unlock`
+   * runs after it whatever happened, and puts back what `lock` changed on the session.
    */
-  guard?: {lock(names: TableNames, retired: string): Sql; unlock: Sql}
+  guard?: {lock(names: TableNames, retired: string): Sql[]; unlock: Sql[]}
   /**
    * Drops a retired table, and on MySQL the partition it left empty, unless `landed` rows sit
    * there now (kept, with the partition); run in the copy's transaction.

@@ -21,7 +21,9 @@ const URLS = {
 }
 const DAY = 86_400_000
 const BATCH = 1000
-const tables = (tag) => ({outbox: `bench_ret_${tag}`, inbox: `bench_ret_${tag}_in`, archive: `bench_ret_${tag}_ar`})
+// OUTBOX_BENCH_PREFIX: another prefix for the tables (two runs on one server at once)
+const PREFIX = process.env.OUTBOX_BENCH_PREFIX ?? 'bench'
+const tables = (tag) => ({outbox: `${PREFIX}_ret_${tag}`, inbox: `${PREFIX}_ret_${tag}_in`, archive: `${PREFIX}_ret_${tag}_ar`})
 
 // server-side rows: n = 0 .. days x rows - 1, day n / rows from `start`, ids ascending with
 // created_at (as the producer's UUIDv7 are), published a second after creation

@@ -11,6 +11,8 @@ import {datetime, quoteIdent, table} from './render.js'
 const named = (names: TableNames, name: string) => raw(table({...names, outbox: name}, 'outbox'))
 const outbox = (names: TableNames) => raw(table(names, 'outbox'))
 const staging = (names: TableNames, partition: string) => `${names.outbox}_retire_${partition}`
+/** how long LOCK TABLES waits for a long transaction on the outbox; a rerun tries again */
+export const LOCK_WAIT_SECONDS = 5
 const kept = (publishedBefore: Date) => sql`NOT (published_at IS NOT NULL AND failed_at IS NULL AND published_at < ${datetime(publishedBefore)})`
 
 export const retention: RetentionPart = {
@@ -40,10 +42,17 @@ ORDER BY table_name`,
     sql`SELECT event_type, COUNT(*) AS n, COALESCE(SUM(${kept(publishedBefore)}), 0) AS kept FROM ${named(names, retired)} GROUP BY event_type`,
   landed: (names, partition) => sql`SELECT COUNT(*) AS n FROM ${outbox(names)} PARTITION (${raw(quoteIdent(partition))})`,
   // LOCK TABLES commits the copy's transaction, as the DDL after it would; ALTER TABLE and DROP
-  // TABLE keep the session's other locks (MariaDB 10.11: a writer's INSERT waits until UNLOCK)
+  // TABLE keep the session's other locks (MariaDB 10.11: a writer's INSERT waits until UNLOCK).
+  // Its wait is lock_wait_timeout's (a day on MariaDB, a year on MySQL), and every writer queues
+  // behind it meanwhile: set to LOCK_WAIT_SECONDS for it, as PostgreSQL's DETACH waits 5 s.
   guard: {
-    lock: (names, retired) => sql`LOCK TABLES ${outbox(names)} WRITE, ${named(names, retired)} WRITE`,
-    unlock: sql`UNLOCK TABLES`,
+    // (back to DEFAULT, the server's: our connections set no other; a user variable holding the
+    // old value is untyped in a prepared statement, which MariaDB refuses for this variable)
+    lock: (names, retired) => [
+      sql`SET SESSION lock_wait_timeout = ${raw(String(LOCK_WAIT_SECONDS))}`,
+      sql`LOCK TABLES ${outbox(names)} WRITE, ${named(names, retired)} WRITE`,
+    ],
+    unlock: [sql`UNLOCK TABLES`, sql`SET SESSION lock_wait_timeout = DEFAULT`],
   },
   drop: (names, retired, partition, landed) => [
     sql`DROP TABLE ${named(names, retired)}`,

@@ -18,7 +18,8 @@ function claimStatement(names: TableNames, options: ClaimOptions): Sql {
   // to the microsecond, in the order the relay publishes them (a client sort had milliseconds).
   // created_at rides along, and the batch's created_at span bounds the UPDATE: on a partitioned
   // outbox the span prunes the partitions at run time, where a join by id alone planned a scan
-  // of every partition (BENCHMARKS.md, the partitioned outbox's drain).
+  // of every partition (BENCHMARKS.md, the partitioned outbox's drain); the mark (fromMark) prunes
+  // the ranges before it at plan time, and the carried mark its own span.
   // The carried mark (the previous batch's successes) runs in this statement, so claim and mark
   // share one commit. The rows it marked are left out: the claim's snapshot still reads them as
   // pending, and locking a row this statement updated fails (a lapsed lease would offer it).
@@ -33,23 +34,31 @@ RETURNING id
   const notMarked = (alias: string) => (mark ? sql` AND ${raw(alias)}.id NOT IN (SELECT id FROM m)` : sql``)
   return sql`${head} AS MATERIALIZED (
   SELECT e.id, e.created_at FROM ${raw(outbox)} e
-  WHERE ${fromMark(options)}${claimablePredicate(NOW, 'e')}${notMarked('e')}${orderingPredicate(outbox, options, 'e', notMarked('o'))}
+  WHERE ${fromMark(options, 'e')}${claimablePredicate(NOW, 'e')}${notMarked('e')}${orderingPredicate(outbox, options, 'e', notMarked('o'))}
   ORDER BY e.created_at, e.id
   LIMIT ${batchLimit(options)}
   FOR UPDATE SKIP LOCKED
 ), leased AS (
 UPDATE ${raw(outbox)} AS t
 SET lease_owner = ${options.owner}, lease_until = ${raw(NOW)} + ${msInterval(options.leaseMs)}, attempts = t.attempts + 1
-FROM c WHERE t.id = c.id AND t.created_at = c.created_at
+FROM c WHERE t.id = c.id AND t.created_at = c.created_at${fromMark(options, 't')}
   AND t.created_at BETWEEN (SELECT min(created_at) FROM c) AND (SELECT max(created_at) FROM c)
 RETURNING ${raw(RETURNED)}
 )
 SELECT * FROM leased ORDER BY created_at, id`
 }
 
-/** The low-water mark's bound: the pending index's scan starts there (claim-mark.ts). */
-function fromMark(options: ClaimOptions): Sql {
-  return options.from === undefined ? sql`` : sql`e.created_at >= ${options.from}::timestamptz AND `
+/**
+ * The low-water mark's bound: the pending index's scan starts there (claim-mark.ts). The lease
+ * UPDATE repeats it (its rows come from that scan, so it changes none of them): on a partitioned
+ * outbox its custom plan then leaves out, and plans none of, the ranges before the mark, where
+ * the batch's span, known only at run time, pruned them after planning every one. Not on the
+ * ordering check: a replayed event below the mark still holds its aggregate's newer ones back.
+ */
+function fromMark(options: ClaimOptions, alias: 'e' | 't'): Sql {
+  if (options.from === undefined) return sql``
+  const bound = sql`${raw(alias)}.created_at >= ${options.from}::timestamptz`
+  return alias === 'e' ? sql`${bound} AND ` : sql` AND ${bound}`
 }
 
 /** The mark, alone (markPublished) or carried by the next claim: one text for both. */

@@ -267,18 +267,19 @@ async function finish(r: Retention, table: string, partition: string, mode: Reti
  */
 async function guarded(r: Retention, tx: Queryable, table: string, partition: string, statements: (landed: number) => Sql[]): Promise<number> {
   const {part, names} = r
-  if (part.guard) await tx.execute(part.guard.lock(names, table))
   let landed = 0
   try {
+    // inside: a lock that waited too long still runs unlock, which puts the session back
+    for (const statement of part.guard?.lock(names, table) ?? []) await tx.execute(statement)
     const catchAll = r.layout.partitions.find((p) => p.catchAll)?.name
     const count = part.landed(names, partition, rangeOf(r, partition), catchAll)
     landed = count ? num((await tx.query(count))[0]?.n) : 0
     for (const statement of statements(landed)) await tx.execute(statement)
   } catch (error) {
-    if (part.guard) await tx.execute(part.guard.unlock).catch(() => undefined)
+    for (const statement of part.guard?.unlock ?? []) await tx.execute(statement).catch(() => undefined)
     throw error
   }
-  if (part.guard) await tx.execute(part.guard.unlock)
+  for (const statement of part.guard?.unlock ?? []) await tx.execute(statement)
   return landed
 }
 

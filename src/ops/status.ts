@@ -71,19 +71,30 @@ export interface StatusStatements {
 /**
  * The statements readStatus runs at the database instant `now`: each reads the pending rows,
  * the failed rows or the window through an index, never the history
- * (test/ops/status-reads.test.ts counts the rows each one reads).
+ * (test/ops/status-reads.test.ts counts the rows each one reads). `pending` here counts from the
+ * start of the table; readStatus runs pendingStatement's, bounded by the oldest pending event.
  */
-export async function statusStatements(db: Db, names: TableNames, options: StatusOptions, now: Date, pendingFrom?: Date): Promise<StatusStatements> {
+export async function statusStatements(db: Db, names: TableNames, options: StatusOptions, now: Date): Promise<StatusStatements> {
   const ctx = await opsContext(db, names)
   const time = db.dialect.render.timeParam
   const windowStart = time(new Date(now.getTime() - options.windowMs))
   return {
-    pending: toSql(pendingByType(ctx, time(now), pendingFrom && time(pendingFrom))),
+    pending: pendingStatement(ctx, now),
     failed: toSql(failedByType(ctx)),
     oldest: toSql(oldestPending(ctx, Boolean(options.byType))),
     window: toSql(latencyRanks(ctx, windowStart, false)),
     ...(options.byType && {windowByType: toSql(latencyRanks(ctx, windowStart, true))}),
   }
+}
+
+/**
+ * The pending count at `now`, of the rows created at or after `from` (undefined: all). Every
+ * pending row is at least as old as the oldest: from there on, a partitioned outbox plans (and
+ * reads) only the ranges from the oldest pending event's on.
+ */
+export function pendingStatement(ctx: OpsContext, now: Date, from?: Date): Sql {
+  const time = ctx.db.dialect.render.timeParam
+  return toSql(pendingByType(ctx, time(now), from && time(from)))
 }
 
 /**
@@ -117,13 +128,13 @@ function readInSnapshot(db: Db, names: TableNames, options: StatusOptions): Prom
   return db.transaction(async (tx) => {
     const read = (statement: Sql) => tx.query(statement, {prepare: db.dialect.batches.prepareReads})
     const now = await databaseNow({dialect: db.dialect, query: tx.query.bind(tx)})
-    const oldest = await read((await statusStatements(db, names, options, now)).oldest)
-    // every pending row is at least as old as the oldest: the count reads from there on, which on
-    // a partitioned outbox leaves out (and plans none of) the ranges before it; none pending, no count
+    const ctx = await opsContext(db, names)
+    const statements = await statusStatements(db, names, options, now)
+    const oldest = await read(statements.oldest)
+    // none pending, no count; otherwise from the oldest on (pendingStatement)
     const from = oldestCreatedAt(db, oldest)
-    const statements = await statusStatements(db, names, options, now, from)
     const rows = {
-      pending: from ? await read(statements.pending) : [],
+      pending: from ? await read(pendingStatement(ctx, now, from)) : [],
       failed: await read(statements.failed),
       oldest,
       window: await read(statements.window),

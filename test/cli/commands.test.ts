@@ -39,7 +39,7 @@ describe('outbox init --dialect prints the DDL', () => {
 
 describe('outbox sql claim, both styles', () => {
   const expected: Record<string, {inline: RegExp; params: RegExp}> = {
-    postgres: {inline: /WITH c AS MATERIALIZED[\s\S]*LIMIT 100\s+FOR UPDATE SKIP LOCKED[\s\S]*RETURNING/, params: /e\.created_at >= \$1::timestamptz[\s\S]*lease_owner = \$2[\s\S]*-- params: \["-infinity","relay-1",30000\]/},
+    postgres: {inline: /WITH c AS MATERIALIZED[\s\S]*LIMIT 100\s+FOR UPDATE SKIP LOCKED[\s\S]*RETURNING/, params: /e\.created_at >= \$1::timestamptz[\s\S]*lease_owner = \$2[\s\S]*t\.created_at >= \$4::timestamptz[\s\S]*-- params: \["-infinity","relay-1",30000,"-infinity"\]/},
     mysql: {inline: /READ COMMITTED;[\s\S]*START TRANSACTION;[\s\S]*FOR UPDATE SKIP LOCKED;\nSET @outbox_claim_from = [\s\S]*\nUPDATE `outbox_events` FORCE INDEX \(PRIMARY\) SET [\s\S]*AND created_at BETWEEN @outbox_claim_from AND @outbox_claim_to;\nCOMMIT;/, params: /FOR UPDATE SKIP LOCKED;\nUPDATE `outbox_events` FORCE INDEX \(PRIMARY\) SET lease_owner = \?[\s\S]*WHERE id IN \(\?, \?\) AND created_at BETWEEN \? AND \?;\n-- params: \["relay-1",30000000,"<id 1>","<id 2>","<created_at of id 1>","<created_at of id 2>"\]/},
     sqlite: {inline: /UPDATE "outbox_events"[\s\S]*WHERE id IN \([\s\S]*LIMIT 100\n\)\nRETURNING/, params: /lease_owner = \?[\s\S]*-- params: \["relay-1","\+30\.000 seconds"\]/},
   }

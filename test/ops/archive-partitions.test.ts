@@ -249,6 +249,30 @@ for (const target of matrix) {
       expect(await listed()).not.toContain(partitionOf(-10))
     })
 
+    // LOCK TABLES ... WRITE waits for every transaction that read the outbox, and writers queue behind it
+    it.skipIf(target.dialect !== 'mysql')('a transaction holding the outbox: the table lock waits 5 s, the run fails changing nothing, a rerun finishes', async () => {
+      await fresh()
+      const id = await seed()
+      const all = Object.values(id).flat()
+      const killed = cli(['archive', ...flags(), '--before', cutoff(), '--yes', '--delete'], {env: {OUTBOX_FAILPOINTS: 'archive.partition-detached=kill'}})
+      expect(killed.status).toBe(null)
+      const left = await placed(all)
+      const other = await openDb(target.url, {poolSize: 1})
+      try {
+        await other.transaction(async (tx) => {
+          await tx.query(sql`SELECT COUNT(*) AS n FROM ${raw(db.dialect.render.table(names, 'outbox'))}`)
+          await expect(archive(db, names, {before: cutoff(), delete: true})).rejects.toThrow(/lock wait timeout/i)
+          expect(await placed(all)).toEqual(left)
+        })
+      } finally {
+        await other.close()
+      }
+      const again = await archive(db, names, {before: cutoff(), delete: true})
+      expect(again.partitions!.finished).toMatchObject([{partition: partitionOf(-10), rows: 5}])
+      const gone = [...id.d10, ...id.d9.slice(0, 3), ...id.d8.slice(0, 2), id.d5[0]]
+      expect((await placed(all.filter((i) => !gone.includes(i)))).retired).toEqual([])
+    })
+
     it.skipIf(target.dialect !== 'postgres')('without a DEFAULT partition: DETACH PARTITION ... CONCURRENTLY', async () => {
       await fresh()
       await seed()

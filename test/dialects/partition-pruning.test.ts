@@ -1,0 +1,83 @@
+// PostgreSQL plans a statement over every partition it cannot leave out before running it; a
+// bound known only at run time (a subquery, the oldest pending row) prunes after that planning.
+// On an outbox partitioned by day from 10 days back, the relay's claim and status's pending
+// count, given their bounds as values, plan only the ranges at or after them (EXPLAIN with the
+// values bound, as the relay's custom plans get them). The claim still claims the same rows.
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {raw, sql, type ClaimOptions, type Sql, type TableNames} from '../../dialects/index.js'
+import {openDb, type Db} from '../../src/db/index.js'
+import {opsContext, databaseNow} from '../../src/ops/query.js'
+import {pendingStatement} from '../../src/ops/status.js'
+import {claimBatch} from '../../src/relay/claim.js'
+import {initPlan} from '../../src/schema/init.js'
+import {ensurePartitions} from '../../src/ops/partitions-ensure.js'
+import {insertRows} from '../helpers/rows.js'
+import {dropTables, targets, uniqueTables} from '../helpers/targets.js'
+
+const DAY = 86_400
+const [target] = await targets(['postgres'])
+
+describe.skipIf(!target.available)('partition pruning at plan time on postgres', () => {
+  let db: Db
+  let names: TableNames
+  let now: Date
+  let today: number
+  const label = (d: number) => `p${new Date(today + d * DAY * 1000).toISOString().slice(0, 10).replaceAll('-', '')}`
+
+  beforeAll(async () => {
+    db = await openDb(target.url)
+    names = uniqueTables('pp')
+    now = await databaseNow(db)
+    today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())
+    for (const s of initPlan(db.dialect, names, {inbox: false, archive: false, partitionBy: 'day'}, new Date(today - 10 * DAY * 1000)).filter((s) => !s.repairOnly)) {
+      await db.execute(sql`${raw(s.sql.replace(/;\s*$/, ''))}`)
+    }
+    await ensurePartitions(db, names, {aheadMs: 7 * DAY * 1000}) // and on to a week ahead
+    const day = (d: number) => (today - now.getTime()) / 1000 + d * DAY
+    // published history on days -10 .. -1, pending events today
+    await insertRows(db, names, now, [
+      ...[-10, -7, -4, -1].map((d) => ({created: day(d) + 60, published: day(d) + 120})),
+      ...[0, 1, 2, 3].map((i) => ({created: -600 + i})),
+    ])
+  })
+  afterAll(async () => {
+    if (db) await dropTables(db, names)
+    await db?.close()
+  })
+
+  /** the partitions a statement's plan names (EXPLAIN with its values bound: a custom plan) */
+  async function planned(statement: Sql): Promise<Set<string>> {
+    const rows = await db.query<{'QUERY PLAN': string}>(sql`EXPLAIN ${statement}`)
+    const text = rows.map((r) => r['QUERY PLAN']).join('\n')
+    return new Set([...text.matchAll(new RegExp(`${names.outbox}_(p\\d{8}|default)`, 'g'))].map((m) => m[1]))
+  }
+  const before = (partitions: Set<string>) => [...partitions].filter((p) => p !== 'default' && p < label(0))
+
+  it("the claim from the low-water mark plans none of the ranges before it, the lease UPDATE's included", async () => {
+    const from = new Date(now.getTime() - 3_600_000).toISOString()
+    const options: ClaimOptions = {batch: 2, leaseMs: 30_000, owner: 'relay-pp', from}
+    const plan = db.dialect.relay.claim(names, options)
+    if (plan.kind !== 'update-returning') throw new Error('PostgreSQL claims in one statement')
+    const partitions = await planned(plan.statement)
+    expect([...partitions]).toContain(label(0))
+    expect(before(partitions)).toEqual([])
+    // a carried mark bounded by its batch's span: the same
+    const first = await claimBatch(db, names, options)
+    expect(first).toHaveLength(2)
+    const carried = db.dialect.relay.claim(names, {...options, mark: {ids: first.map((e) => e.id), createdAt: {from: new Date(now.getTime() - 601_000), to: now}}})
+    if (carried.kind !== 'update-returning') throw new Error('PostgreSQL claims in one statement')
+    expect(before(await planned(carried.statement))).toEqual([])
+    // and it claims what the unbounded claim would: the other two, oldest first
+    const second = await claimBatch(db, names, {...options, owner: 'relay-pp2'})
+    expect(second).toHaveLength(2)
+    const times = [...first, ...second].map((e) => e.createdAt.getTime())
+    expect(times).toEqual([...times].sort((a, b) => a - b))
+    expect(new Set([...first, ...second].map((e) => e.id)).size).toBe(4)
+  })
+
+  it("status's pending count from the oldest pending event plans only the ranges from its day on", async () => {
+    const ctx = await opsContext(db, names)
+    expect(before(await planned(pendingStatement(ctx, now)))).not.toEqual([])
+    expect(before(await planned(pendingStatement(ctx, now, new Date(now.getTime() - 600_000))))).toEqual([])
+  })
+})
