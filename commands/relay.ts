@@ -37,6 +37,12 @@ Exit codes: 0 done (--once: nothing left pending or failed; without --once: stop
       description: "mark: each claim starts at a low-water mark the relay keeps, not walking what was published under a held xid again (default on PostgreSQL); start: at the start of the pending index (default elsewhere)",
       options: ['mark', 'start'],
     }),
+    'lease-by': Flags.string({
+      description:
+        "row: a claim writes a lease on its rows, the mark clears it (two row versions per event); transaction (PostgreSQL): the claim's transaction locks the rows while the batch is published and the mark commits it (one row version per event); its lease ends with the relay's connection, or after --lease idle; a crash mid-publish counts no attempt",
+      options: ['row', 'transaction'],
+      default: 'row',
+    }),
     poll: duration({description: 'how often an idle relay looks for new events', default: '1s', helpValue: 'DURATION'}),
     listen: Flags.boolean({description: 'PostgreSQL: also wake on the producer NOTIFY (polling stays the source of truth)', default: true, allowNo: true}),
     once: Flags.boolean({description: 'drain what is deliverable now, then exit (0: nothing left pending or failed, 1: some are)'}),
@@ -74,6 +80,7 @@ Exit codes: 0 done (--once: nothing left pending or failed; without --once: stop
       concurrency: flags.concurrency,
       ordering: flags.ordering as 'none' | 'aggregate',
       claimFrom: flags['claim-from'] as 'mark' | 'start' | undefined,
+      leaseBy: flags['lease-by'] as 'row' | 'transaction',
       pollMs: flags.poll,
       listen: flags.listen,
       owner: flags.owner,
