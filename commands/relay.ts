@@ -38,8 +38,7 @@ Exit codes: 0 done (--once: nothing left pending or failed; without --once: stop
       options: ['mark', 'start'],
     }),
     'lease-by': Flags.string({
-      description:
-        "row: a claim writes a lease on its rows, the mark clears it (two row versions per event); transaction (PostgreSQL): the claim's transaction locks the rows while the batch is published and the mark commits it (one row version per event); its lease ends with the relay's connection, or after --lease idle; a crash mid-publish counts no attempt",
+      description: "row: the claim writes a lease on its rows; transaction (PostgreSQL): its transaction holds them through the publish, one write per event (ends with the connection, or after --lease idle)",
       options: ['row', 'transaction'],
       default: 'row',
     }),
