@@ -11,6 +11,9 @@
 //   row-ff50     the same with the outbox's fillfactor at 50 (today: 80)
 //   relay        today's Relay.drainOnce() (the shipped loop, durable)
 //   relay-tx     Relay.drainOnce() with leaseBy 'transaction' (the tx-2rt statements in the relay)
+//   relay-ff50   Relay.drainOnce() on an outbox at fillfactor 50
+//   tx-pipe      tx-2rt with the next claim sent on a second connection during the mark + COMMIT
+//   tx-2rt-async tx-2rt with SET LOCAL synchronous_commit = off (what the WAL flush costs)
 //   tx           the lease is the claim transaction's row lock: BEGIN; SELECT ... FOR UPDATE
 //                SKIP LOCKED LIMIT n; (publish); UPDATE mark; COMMIT, four round trips
 //   tx-2rt       the same in two simple-protocol round trips: "BEGIN; SELECT ..." then
