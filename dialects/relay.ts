@@ -127,4 +127,35 @@ export interface RelayPart {
    * the start of its index (relay option claimFrom 'start').
    */
   readonly claimMark?: ClaimMarkPart
+  /**
+   * The lease held by the claim's own transaction (relay option leaseBy 'transaction'): the rows
+   * are locked, not leased, while the batch is published, and the mark commits that
+   * transaction (one new row version per event instead of two). Undefined where holding a
+   * transaction open would block producers (SQLite's single writer) or is not built yet (MySQL):
+   * those relays lease rows.
+   */
+  readonly transactionLease?: TransactionLeasePart
+}
+
+/**
+ * The transaction lease's statements, run on one held connection (Db.hold) as two scripts of
+ * several statements each, values inlined: `begin` ... `claim`, publish, then the mark, the
+ * retries and COMMIT. A crashed relay's connection closes and its locks go with it; a stuck
+ * one is ended by the server after the lease (`begin`'s session timeout), and its events are
+ * claimed again by another relay: a resend, never a loss.
+ */
+export interface TransactionLeasePart {
+  /** opens the transaction and bounds how long it may sit idle: the lease */
+  begin(leaseMs: number): Sql[]
+  /** locks the batch (skipping locked rows and live row leases), returns the claimed columns, `attempts` counting this claim */
+  claim(names: TableNames, options: ClaimOptions): Sql
+  /** the batch's successes, dated when the mark runs (not at the transaction's start) */
+  mark(names: TableNames, ids: string[], createdAt?: CreatedSpan): Sql
+  /**
+   * a failed publish inside the held transaction: its attempt counted here (the claim wrote
+   * nothing), failed at maxAttempts, or, refunded, not counted
+   */
+  retry(names: TableNames, input: RetryInput): Sql
+  readonly commit: Sql
+  readonly rollback: Sql
 }

@@ -3,6 +3,7 @@ import type {Pool, PoolClient, QueryConfig} from 'pg'
 import {createHash} from 'node:crypto'
 import type {Sql} from '../index.js'
 import {postgres} from './index.js'
+import {heldConnection} from './held.js'
 import {postgresTarget, pgTlsOptions} from './url.js'
 import {redactUrl} from '../../src/core/redact.js'
 import {poolWaitTimeout} from '../../src/db/errors.js'
@@ -115,6 +116,9 @@ export async function open(url: string, options: OpenOptions = {}): Promise<Db> 
         kysely = new Kysely<any>({dialect: new PostgresDialect({pool: bounded as never})})
       }
       return kysely
+    },
+    async hold() {
+      return heldConnection(await connect())
     },
     async listen(statement, onNotify, onError) {
       // A dedicated pool client: LISTEN belongs to the session, so it must not be shared.

@@ -9,7 +9,8 @@ import {events} from './events.js'
 import {namedLock} from './lock.js'
 import {relay} from './relay.js'
 import {render} from './render.js'
+import {transactionLease} from './tx-lease.js'
 import {verify} from './verify.js'
 import {wire} from './wire.js'
 
-export const postgres: Dialect = {name: 'postgres', displayName: 'PostgreSQL', driver, render, ddl, relay, events, batches, verify, errors, namedLock, wire}
+export const postgres: Dialect = {name: 'postgres', displayName: 'PostgreSQL', driver, render, ddl, relay: {...relay, transactionLease}, events, batches, verify, errors, namedLock, wire}

@@ -4,7 +4,7 @@ import {dialectOfUrl} from '../config.js'
 import {describeDbError} from './errors.js'
 import type {Db, OpenOptions} from './types.js'
 
-export type {Db, Listener, OpenOptions, Queryable, QueryOptions, Row, TransactionOptions} from './types.js'
+export type {Db, HeldConnection, Listener, OpenOptions, Queryable, QueryOptions, Row, TransactionOptions} from './types.js'
 export {describeDbError, isConnectionTrouble} from './errors.js'
 
 export async function openDb(url: string, options: OpenOptions = {}): Promise<Db> {

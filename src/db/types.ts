@@ -52,6 +52,8 @@ export interface Db extends Queryable {
    * each notification; onError when that connection is lost (the caller may listen again).
    */
   listen?(statement: Sql, onNotify: () => void, onError: (error: Error) => void): Promise<Listener>
+  /** PostgreSQL: a connection of the pool held until released (the transaction lease) */
+  hold?(): Promise<HeldConnection>
   close(): Promise<void>
 }
 
@@ -70,6 +72,17 @@ export interface TransactionHost<Tx = unknown> {
   transaction<T>(fn: (q: Queryable, tx: Tx) => Promise<T>, options?: Pick<TransactionOptions, 'after'>): Promise<T>
   /** one statement outside a transaction */
   query<R = Row>(statement: Sql): Promise<R[]>
+}
+
+/**
+ * One pooled connection kept across statements (Db.hold): the relay's transaction lease holds
+ * its claim's transaction open on it while the batch is published.
+ */
+export interface HeldConnection {
+  /** the statements in one round trip, values inlined (PostgreSQL's simple protocol): each one's rows and rows changed */
+  script(statements: Sql[]): Promise<{rows: Row[]; affected: number}[]>
+  /** back to the pool; broken: destroyed instead, and whatever its session held goes with it */
+  release(broken?: boolean): void
 }
 
 export interface Listener {

@@ -47,6 +47,15 @@ export interface RelayOptions {
    * how long a crashed relay's events wait before another relay takes them over already)
    */
   markResetMs?: number
+  /**
+   * 'row' (default): a claim writes a lease (owner, until) on its rows and the mark clears it;
+   * two new row versions per event, the lease survives the relay's connection. 'transaction'
+   * (PostgreSQL): the claim's transaction holds row locks while the batch is published and the
+   * mark commits it: one row version per event; the lease ends with the connection, or after
+   * leaseMs idle (the server's idle_in_transaction_session_timeout). A crash mid-publish does
+   * not count an attempt under it.
+   */
+  leaseBy?: 'row' | 'transaction'
 }
 
 export interface DrainResult {

@@ -18,9 +18,11 @@ import {defaultOwner} from './owner.js'
 import {PendingMark} from './pending-mark.js'
 import {errorText, Settler, type Sent} from './settle.js'
 import {Wakeup} from './wakeup.js'
+import {transactionCycle, transactionLeaseOf, type TransactionCycle} from './transaction-lease.js'
 import {failureWait} from './reconnect.js'
 import {nextTurn} from '../core/event-loop.js'
 import {clip} from '../core/text.js'
+import {UsageError} from '../core/errors.js'
 
 export type {DrainResult, RelayLogger, RelayOptions} from './options.js'
 
@@ -52,6 +54,8 @@ export class Relay {
   private readonly wakeup = new Wakeup()
   /** the low-water mark; undefined: every claim starts at the start of the index */
   private readonly mark?: ClaimMark
+  /** lease 'transaction': what its cycle needs of this relay; undefined: row leases */
+  private readonly txLease?: TransactionCycle
 
   constructor(options: RelayOptions) {
     this.db = options.db
@@ -74,7 +78,16 @@ export class Relay {
     this.listen = options.listen ?? false
     const {db, names, owner, metrics, logger} = this
     this.settler = new Settler({db, names, owner, metrics, logger, publisher: options.publisher, maxAttempts, backoff, maxErrorLength: options.maxErrorLength ?? 2000})
+    if (options.leaseBy !== undefined && options.leaseBy !== 'row' && options.leaseBy !== 'transaction') throw new UsageError(`relay leaseBy must be row or transaction (got ${String(options.leaseBy)})`, 'Pass leaseBy row or transaction')
     this.mark = claimMarkFor(this.db.dialect, options.claimFrom, {refreshMs: this.pollMs, resetMs: options.markResetMs ?? this.claim.leaseMs})
+    if (options.leaseBy === 'transaction') {
+      this.txLease = {
+        ...{db, names, settler: this.settler, logger, claim: this.claim, mark: this.mark, part: transactionLeaseOf(db)},
+        stopping: () => this.stopping,
+        sendHalves: (events, at) => this.sendHalves(events, at),
+        settleBatch: (events, results, t, settle) => this.settleBatch(events, results, t, settle),
+      }
+    }
   }
 
   /** The low-water mark the claims start at (undefined with claimFrom 'start'). */
@@ -237,6 +250,7 @@ export class Relay {
    * ordering (this batch's aggregates would be held back from it), nor while the broker is down.
    */
   private async cycle(pending: PendingMark, loop: Ahead): Promise<DrainResult | undefined> {
+    if (this.txLease) return transactionCycle(this.txLease)
     const next = loop.next
     loop.next = undefined // taken, whether it resolves or fails
     loop.wasAhead = next !== undefined
@@ -256,41 +270,57 @@ export class Relay {
       loop.next = this.claimNext(pending)
       loop.next.catch(() => {}) // awaited by the next cycle, or by handBack
     }
-    // Two halves, so "part of the batch sent" is a real state a crash can leave behind, and a
-    // stop between them hands the unsent half back at once instead of letting it lapse.
-    const half = events.length > 1 ? Math.ceil(events.length / 2) : events.length
-    const first = events.slice(0, half)
-    const second = events.slice(half)
     const publishing = performance.now()
-    const results = await this.settler.send(first)
-    failpoint('relay.mid-batch')
-    let released = 0
-    if (second.length > 0) {
-      // Past most of the lease, the second half may already be another relay's: sending it
-      // would only make duplicates. Hand it back (a no-op for rows taken over) instead.
-      const late = performance.now() - claimed.at >= this.claim.leaseMs * LATE_FRACTION
-      if (late) this.logger.warn('first half of the batch took most of the lease; handing the rest back', {handedBack: second.length, leaseMs: this.claim.leaseMs})
-      if (this.stopping || late) released = await releaseLeases(this.db, this.names, second.map((e) => e.id), this.owner)
-      else results.push(...(await this.settler.send(second)))
-    }
+    const {results, unsent} = await this.sendHalves(events, claimed.at)
     loop.publishMs = performance.now() - publishing
+    const released = unsent.length > 0 ? await releaseLeases(this.db, this.names, unsent.map((e) => e.id), this.owner) : 0
+    return this.settleBatch(events, results, {started, at: claimed.at, released}, (sent) => this.settler.settle(sent, results, pending))
+  }
+
+  /**
+   * Two halves, so "part of the batch sent" is a real state a crash can leave behind, and a
+   * stop between them hands the unsent half back at once instead of letting it lapse. `unsent`:
+   * the second half, when the relay is stopping or the first took most of the lease.
+   */
+  private async sendHalves(events: ClaimedEvent[], at: number): Promise<{results: Sent[]; unsent: ClaimedEvent[]}> {
+    const half = events.length > 1 ? Math.ceil(events.length / 2) : events.length
+    const second = events.slice(half)
+    const results = await this.settler.send(events.slice(0, half))
+    failpoint('relay.mid-batch')
+    if (second.length === 0) return {results, unsent: []}
+    // Past most of the lease, the second half may already be another relay's: sending it
+    // would only make duplicates. Hand it back (a no-op for rows taken over) instead.
+    const late = performance.now() - at >= this.claim.leaseMs * LATE_FRACTION
+    if (late) this.logger.warn('first half of the batch took most of the lease; handing the rest back', {handedBack: second.length, leaseMs: this.claim.leaseMs})
+    if (this.stopping || late) return {results, unsent: second}
+    results.push(...(await this.settler.send(second)))
+    return {results, unsent: []}
+  }
+
+  /** Settles what was sent (`settle`: the events given a result), then counts and logs the batch. */
+  private async settleBatch(
+    events: ClaimedEvent[],
+    results: Sent[],
+    t: {started: number; at: number; released: number},
+    settle: (sent: ClaimedEvent[]) => Promise<DrainResult>,
+  ): Promise<DrainResult> {
     const sent = events.slice(0, results.length)
     failpoint('relay.after-send')
-    const elapsed = performance.now() - claimed.at
+    const elapsed = performance.now() - t.at
     if (elapsed > this.claim.leaseMs) {
       this.logger.warn('publishing took longer than the lease; another relay may have sent these events too', {ms: Math.round(elapsed), leaseMs: this.claim.leaseMs})
     }
-    const outcome = await this.settler.settle(sent, results, pending)
+    const outcome = await settle(sent)
     // why events were retried or failed: the first reason (each event's own is in last_error)
     const reason = results.find((r): r is Sent & {ok: false} => !r.ok)?.error
-    const ms = performance.now() - started
+    const ms = performance.now() - t.started
     this.metrics.observeBatch(ms / 1000)
     this.logger.info('batch', {
       claimed: events.length,
       published: outcome.published,
       retried: outcome.retried,
       failed: outcome.failed,
-      released: released || undefined,
+      released: t.released || undefined,
       ms: Math.round(ms * 10) / 10,
       error: reason === undefined ? undefined : clip(reason, 200),
     })

@@ -72,6 +72,7 @@ export async function runRelayService(options: RelayServiceOptions): Promise<Rel
       concurrency,
       ordering: options.relay.ordering ?? 'none',
       claimFrom: relay.claimMarkValue === undefined ? 'start' : 'mark',
+      leaseBy: options.relay.leaseBy === 'transaction' ? 'transaction' : undefined,
       listen: options.relay.listen && db.dialect.relay.listen ? true : undefined,
       once: options.once || undefined,
     })

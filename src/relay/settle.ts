@@ -1,7 +1,7 @@
 // After a batch was claimed: publish it, then settle each event. Successes wait in the loop's
 // PendingMark for its next claim to mark them; a failure is retried with backoff or failed at
 // maxAttempts; a broker that took none of the batch is an outage, whose attempts are given back.
-import type {TableNames} from '../../dialects/index.js'
+import type {RetryInput, TableNames} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
 import type {Publisher, PublishResult} from '../publishers/types.js'
 import {clip} from '../core/text.js'
@@ -75,7 +75,8 @@ export class Settler {
     return results
   }
 
-  async settle(events: ClaimedEvent[], results: Sent[], pending: PendingMark): Promise<DrainResult> {
+  /** `retry`: how a failure is recorded (default: a statement of its own; the transaction lease queues it for its commit) */
+  async settle(events: ClaimedEvent[], results: Sent[], pending: PendingMark, retry = (input: RetryInput) => retryEvent(this.db, this.names, input)): Promise<DrainResult> {
     const outcome: DrainResult = {published: 0, retried: 0, failed: 0, batches: 1}
     const ok: ClaimedEvent[] = []
     const failures: [ClaimedEvent, Sent & {ok: false}][] = []
@@ -96,7 +97,7 @@ export class Settler {
       failures.map(async ([event, result]) => {
         const permanent = result.permanent === true
         const fails = !outcome.outage && (permanent || event.attempts >= this.maxAttempts)
-        const settled = await retryEvent(this.db, this.names, {
+        const settled = await retry({
           id: event.id,
           owner: this.owner,
           // an outage: every event of the batch waits as long as the relay does, attempt given back

@@ -37,6 +37,26 @@ export function claimSql(dialect: Dialect, names: TableNames, options: ClaimOpti
   ]
 }
 
+/**
+ * The transaction lease's statements (relay leaseBy 'transaction'), as its two scripts run
+ * them: open, bound the idle time, lock the batch; then, once published, the mark (of
+ * options.mark's ids, or placeholders), the retries if any, and COMMIT. Undefined on a dialect
+ * without it.
+ */
+export function transactionClaimSql(dialect: Dialect, names: TableNames, options: ClaimOptions, style: SqlStyle): PrintedStatement[] | undefined {
+  const part = dialect.relay.transactionLease
+  if (!part) return undefined
+  const {mark, ...claim} = options
+  const printed = (statements: Sql[]) => statements.map((s) => ({sql: dialect.render.inline(s) + ';'}))
+  const run = style === 'inline' ? printed : (statements: Sql[]) => print(dialect, statements, style)
+  const ids = mark?.ids ?? ['<id 1>', '<id 2>']
+  return [
+    ...run([...part.begin(options.leaseMs), part.claim(names, claim)]),
+    {sql: '-- publish the rows; then, in the same transaction, mark the published ones (a failed one gets a retry UPDATE: attempts + 1, backoff in lease_until) and commit:'},
+    ...run([part.mark(names, ids), part.commit]),
+  ]
+}
+
 export function markPublishedSql(dialect: Dialect, names: TableNames, ids: string[], style: SqlStyle): PrintedStatement[] {
   return print(dialect, [dialect.relay.markPublished(names, ids)], style)
 }

@@ -23,6 +23,8 @@ export async function runRelay(config: WorkerConfig, db: Db, t: RunTables, say: 
     backoff: config.relay.backoff,
     ordering: 'aggregate',
     owner: config.relay.owner,
+    // where the dialect has it (PostgreSQL); row leases elsewhere
+    leaseBy: config.relay.leaseBy && db.dialect.relay.transactionLease ? 'transaction' : 'row',
   })
   stop.addEventListener('abort', () => void relay.stop(), {once: true})
   say('ready')

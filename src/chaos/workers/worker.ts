@@ -41,7 +41,7 @@ export interface WorkerConfig {
   consumerMode: ConsumerMode
   consumerName: string
   broker: BrokerSpec
-  relay: {batch: number; leaseMs: number; publishTimeoutMs: number; pollMs: number; maxAttempts: number; backoff: {baseMs: number; capMs: number}; owner: string}
+  relay: {batch: number; leaseMs: number; publishTimeoutMs: number; pollMs: number; maxAttempts: number; backoff: {baseMs: number; capMs: number}; owner: string; leaseBy?: 'transaction'}
   /** the consumer's long poll of the loopback broker */
   consumerPoll?: ConsumerPoll
   /** print a history line per operation (`--report`) */
