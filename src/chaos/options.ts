@@ -35,6 +35,8 @@ export interface ChaosOptions {
   lanes?: number
   /** give up on one run's drain after this long (default 30 s) */
   runTimeoutMs?: number
+  /** how long an idle relay waits before it polls again (default 50 ms): a longer one is a relay slow to come round (tests) */
+  relayPollMs?: number
   /** keep the scratch tables (and the SQLite file) for inspection */
   keep?: boolean
   /** record each run's history (RunResult.history): what `--report` draws */

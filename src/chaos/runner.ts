@@ -58,6 +58,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     orders: checked.orders,
     broker: checked.broker,
     runTimeoutMs: options.runTimeoutMs ?? 30_000,
+    relayPollMs: options.relayPollMs ?? 50,
     keep: options.keep ?? false,
     history: options.history ?? false,
     seed: checked.seed,
