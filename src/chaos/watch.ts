@@ -3,6 +3,7 @@
 // a harness violation), drive the fault's stage, and end once everything drained and stayed quiet.
 import type {Run} from './run.js'
 import type {Stage} from './scenarios/types.js'
+import {Deadline} from './deadline.js'
 import {allHandled, countPending} from './tables.js'
 import {classifyExit} from './workers/worker-process.js'
 
@@ -23,6 +24,7 @@ export async function watch(run: Run, stage: Stage): Promise<void> {
   let producerDone = false
   let drained = false
   let aborted = false
+  const deadline = new Deadline(run.started, s.runTimeoutMs)
   try {
     await stage.start?.()
     run.spawn('consumer')
@@ -30,12 +32,6 @@ export async function watch(run: Run, stage: Stage): Promise<void> {
     await stage.beforeProducer?.()
     run.spawn('producer')
 
-    // the run's clock starts with the producer's first op, not before: the workers' start-up on a
-    // loaded machine (a pool still warming, 10 s and more at a load of 15 on 2 cores) is the
-    // harness's own time, no reason to fail a run. Bounded too: the producer must begin within
-    // --run-timeout of the run's start.
-    let deadline = run.started + s.runTimeoutMs
-    let producerBegan = false
     let settledSince = 0
     while (!aborted) {
       await sleep(TICK_MS)
@@ -61,16 +57,15 @@ export async function watch(run: Run, stage: Stage): Promise<void> {
         aborted = true
       }
       if (aborted) break
-      if (!producerBegan && run.workers.get('producer')?.lastOp !== undefined) {
-        producerBegan = true
-        deadline = Date.now() + s.runTimeoutMs
-      }
+      const lastOp = run.workers.get('producer')?.lastOp
+      if (lastOp !== undefined) deadline.see(`${lastOp} ${run.kills.length} ${run.loopback?.stats.acked}`)
       stage.onTick?.()
       if (!producerDone) {
-        if (Date.now() > deadline) break
+        if (deadline.passed()) break
         continue
       }
       const pending = await countPending(s.db, run.tables)
+      deadline.see(`${pending} pending ${run.loopback?.stats.acked}`)
       stage.onDraining?.(pending)
       const quiet = pending === 0 && !stage.settling?.() && (run.loopback ? run.loopback.idle() : await allHandled(s.db, run.tables))
       if (!quiet) settledSince = 0
@@ -79,12 +74,12 @@ export async function watch(run: Run, stage: Stage): Promise<void> {
         drained = true
         break
       }
-      if (Date.now() > deadline) break
+      if (deadline.passed()) break
     }
   } finally {
     await run.stop()
   }
-  if (!drained && !aborted) run.harness(`did not drain within ${Math.round(s.runTimeoutMs / 1000)} s`)
+  if (!drained && !aborted) run.harness(`did not drain: ${deadline.why()}`)
 }
 
 /** How long the drained run must stay quiet. */
