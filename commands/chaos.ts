@@ -53,7 +53,7 @@ Exit codes: 0 every invariant held and every step was exercised, 1 a violation o
     broker: Flags.string({description: 'real broker between relay and consumer: amqp://..., nats://... or redis://... (default: loopback)', helpValue: 'URL'}),
     junit: Flags.string({description: 'also write a JUnit XML report (one testcase per step and scenario)', helpValue: 'FILE'}),
     report: Flags.string({description: 'also write a self-contained HTML report: a timeline per run (a lane per process, kills, restarts, claims, deliveries, the database), violations marked', helpValue: 'FILE'}),
-    'run-timeout': duration({description: 'give up on one run that has not drained after this long', default: '30s', helpValue: 'DURATION'}),
+    'run-timeout': duration({description: 'give up on one run that made no progress for this long (any run after 3 times this)', default: '30s', helpValue: 'DURATION'}),
     keep: Flags.boolean({description: 'keep the scratch tables (and the SQLite file) for inspection'}),
     'partition-by': Flags.string({description: "the runs' outbox partitioned as init --partition-by makes it (PostgreSQL, MySQL/MariaDB)", options: [...PARTITION_INTERVALS]}),
   }

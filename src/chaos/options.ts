@@ -33,8 +33,10 @@ export interface ChaosOptions {
   broker?: string
   /** runs at once (default lanes.ts's LANES; 1 runs them one after the other) */
   lanes?: number
-  /** give up on one run's drain after this long (default 30 s) */
+  /** give up on a run that made no progress for this long, any run after 3 times this (default 30 s) */
   runTimeoutMs?: number
+  /** how long an idle relay waits before it polls again (default 50 ms): a longer one is a relay slow to come round (tests) */
+  relayPollMs?: number
   /** keep the scratch tables (and the SQLite file) for inspection */
   keep?: boolean
   /** record each run's history (RunResult.history): what `--report` draws */

@@ -12,10 +12,10 @@ import type {ChaosSession, Settings} from './session.js'
 import {proxyFor, proxyForUrl, type FaultProxy} from './proxy/fault-proxy.js'
 import {caseRng} from './seed.js'
 import {usesRelay} from './strategies.js'
-import {assertScratchNamesFree, dropRunTables, makeRunTables, runTables, type RunTables} from './tables.js'
+import {assertScratchNamesFree, dropRunTables, highestAttempts, makeRunTables, runTables, type RunTables} from './tables.js'
 import {throwIfAborted} from './cleanup.js'
 import {watch} from './watch.js'
-import type {BrokerSpec} from './workers/transport.js'
+import {PUBLISH_TIMEOUT_MS, type BrokerSpec} from './workers/transport.js'
 import type {WorkerConfig} from './workers/worker.js'
 import type {WorkerProcess} from './workers/worker-process.js'
 
@@ -153,7 +153,7 @@ export class Run implements RunUnderTest {
     this.loopback = parts.loopback
     this.relays = parts.relays
     const leaseMs = parts.relays > 1 ? LEASE_MS.several : LEASE_MS.oneRelay
-    this.relay = {batch: 2, leaseMs, publishTimeoutMs: 3000, pollMs: 50, maxAttempts: 10, backoff: {baseMs: 50, capMs: 400}}
+    this.relay = {batch: 2, leaseMs, publishTimeoutMs: PUBLISH_TIMEOUT_MS, pollMs: this.settings.relayPollMs, maxAttempts: 10, backoff: {baseMs: 50, capMs: 400}}
     this.random = caseRng(this.settings.seed, `${parts.caseName}#${parts.iteration}`)
   }
 
@@ -171,6 +171,10 @@ export class Run implements RunUnderTest {
 
   caseRandom(): () => number {
     return caseRng(this.settings.seed, this.parts.caseName)
+  }
+
+  highestAttempts(): Promise<number> {
+    return highestAttempts(this.db, this.tables)
   }
 
   after(ms: number, fn: () => void): void {

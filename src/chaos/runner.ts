@@ -7,7 +7,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {dialectOfUrl} from '../config.js'
 import {openDb, type Db} from '../db/index.js'
-import {inLanes, LANES, lanesFor} from './lanes.js'
+import {busyCores, inLanes, LANES, lanesFor} from './lanes.js'
 import {checkOptions, type ChaosOptions, type CheckedOptions} from './options.js'
 import {summarise, totalsOf, type ChaosReport, type RunResult} from './report.js'
 import {runOne, type Plan} from './run.js'
@@ -30,6 +30,8 @@ export class ChaosInterrupted extends Error {
 
 export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport> {
   const started = Date.now()
+  // sampled while the options are checked and the database opened (none asked for: no sample)
+  const busy = options.lanes === undefined ? busyCores() : Promise.resolve(0)
   const checked = await checkOptions(options)
   let tempDir: string | undefined
   let url = options.url
@@ -58,6 +60,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     orders: checked.orders,
     broker: checked.broker,
     runTimeoutMs: options.runTimeoutMs ?? 30_000,
+    relayPollMs: options.relayPollMs ?? 50,
     keep: options.keep ?? false,
     history: options.history ?? false,
     seed: checked.seed,
@@ -69,7 +72,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   const results: (RunResult | undefined)[] = plans.map(() => undefined)
   const done = () => results.filter(Boolean).length
   const interrupted = abortion(options.signal)
-  const lanes = Math.min(options.lanes ?? lanesFor(session.settings.strategy, plans.length), plans.length)
+  const lanes = Math.min(options.lanes ?? lanesFor(session.settings.strategy, plans.length, await busy), plans.length)
   session.workers.warm(lanes * WORKERS_PER_RUN, lanes)
   // the runs in progress: on interruption each ends the step it is in before its tables go
   const inFlight = new Set<Promise<RunResult>>()
@@ -129,9 +132,13 @@ function planRuns({steps, iterations, scenarios}: CheckedOptions): Plan[] {
 /** worker processes a run starts (consumer, relay, producer): what the pool warms per lane */
 const WORKERS_PER_RUN = 3
 
-/** Scenarios take longer than single kills: started first, so no long one is left for the end. */
+/**
+ * Scenarios take longer than single kills, and one that runs a bigger business (concurrent-relays:
+ * four times the orders) longest: started first, so no long one is left for the end.
+ */
 function weight(plan: Plan): number {
-  return plan.fault.kind === 'scenario' ? 1 : 0
+  if (plan.fault.kind !== 'scenario') return 0
+  return plan.fault.size ? 2 : 1
 }
 
 /** A promise that rejects when `signal` aborts (never, without one). */

@@ -19,6 +19,8 @@ export interface Settings {
   orders: number
   broker?: RealBroker
   runTimeoutMs: number
+  /** an idle relay's wait before its next poll */
+  relayPollMs: number
   keep: boolean
   /** record each run's history (history.ts) */
   history: boolean

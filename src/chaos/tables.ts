@@ -115,6 +115,12 @@ export async function countPending(db: Db, t: RunTables): Promise<number> {
   return Number(row.n)
 }
 
+/** The highest attempts on any event now: 2 or more once an event was claimed again after a publish that counted. */
+export async function highestAttempts(db: Db, t: RunTables): Promise<number> {
+  const [row] = await db.query<{n: unknown}>(sql`SELECT MAX(attempts) AS n FROM ${q(db.dialect, t.outbox.outbox)}`)
+  return Number(row?.n ?? 0)
+}
+
 /**
  * Real brokers: every published event has a delivery the broker took the ack of. A consumer
  * killed between its commit and its ack leaves none: the run waits for the redelivery (after

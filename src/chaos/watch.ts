@@ -3,6 +3,7 @@
 // a harness violation), drive the fault's stage, and end once everything drained and stayed quiet.
 import type {Run} from './run.js'
 import type {Stage} from './scenarios/types.js'
+import {Deadline} from './deadline.js'
 import {allHandled, countPending} from './tables.js'
 import {classifyExit} from './workers/worker-process.js'
 
@@ -23,6 +24,7 @@ export async function watch(run: Run, stage: Stage): Promise<void> {
   let producerDone = false
   let drained = false
   let aborted = false
+  const deadline = new Deadline(run.started, s.runTimeoutMs)
   try {
     await stage.start?.()
     run.spawn('consumer')
@@ -30,8 +32,6 @@ export async function watch(run: Run, stage: Stage): Promise<void> {
     await stage.beforeProducer?.()
     run.spawn('producer')
 
-    // the run's clock started before its tables were made
-    const deadline = run.started + s.runTimeoutMs
     let settledSince = 0
     while (!aborted) {
       await sleep(TICK_MS)
@@ -57,12 +57,15 @@ export async function watch(run: Run, stage: Stage): Promise<void> {
         aborted = true
       }
       if (aborted) break
+      const lastOp = run.workers.get('producer')?.lastOp
+      if (lastOp !== undefined) deadline.see(`${lastOp} ${run.kills.length} ${run.loopback?.stats.acked}`)
       stage.onTick?.()
       if (!producerDone) {
-        if (Date.now() > deadline) break
+        if (deadline.passed()) break
         continue
       }
       const pending = await countPending(s.db, run.tables)
+      deadline.see(`${pending} pending ${run.loopback?.stats.acked}`)
       stage.onDraining?.(pending)
       const quiet = pending === 0 && !stage.settling?.() && (run.loopback ? run.loopback.idle() : await allHandled(s.db, run.tables))
       if (!quiet) settledSince = 0
@@ -71,12 +74,12 @@ export async function watch(run: Run, stage: Stage): Promise<void> {
         drained = true
         break
       }
-      if (Date.now() > deadline) break
+      if (deadline.passed()) break
     }
   } finally {
     await run.stop()
   }
-  if (!drained && !aborted) run.harness(`did not drain within ${Math.round(s.runTimeoutMs / 1000)} s`)
+  if (!drained && !aborted) run.harness(`did not drain: ${deadline.why()}`)
 }
 
 /** How long the drained run must stay quiet. */

@@ -3,7 +3,7 @@
 // server sees it (the row is not there) or after the server answered (the row IS committed,
 // and the client got an error).
 import {randomBytes} from 'node:crypto'
-import {afterAll, describe, expect, it} from 'vitest'
+import {afterAll, describe, expect, it, vi} from 'vitest'
 import {raw, sql, isCommit} from '../../dialects/index.js'
 import {cutSocket, FaultProxy, proxyFor} from '../../src/chaos/proxy/fault-proxy.js'
 import {openDb, type Db} from '../../src/db/index.js'
@@ -123,5 +123,72 @@ describe('the fault proxy cutting a connection whose end has begun', () => {
     for (let i = 0; i < 20 && tcpHandles() > before; i++) await sleep(100)
     await new Promise<void>((resolve) => server.close(() => resolve()))
     expect(tcpHandles()).toBeLessThanOrEqual(before)
+  })
+})
+
+// Faults that last until they were hit: answers held until released; a client that gave up on
+// a request a black hole swallowed (plain TCP, an echo server behind the proxy).
+describe('the fault proxy holding answers and seeing a client give up', () => {
+  async function echoBehindProxy() {
+    const {createServer, connect} = await import('node:net')
+    const server = createServer((s) => s.on('error', () => {}).pipe(s))
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const proxy = new FaultProxy({host: '127.0.0.1', port: (server.address() as {port: number}).port})
+    const port = await proxy.start()
+    const client = async () => {
+      const socket = connect(port, '127.0.0.1')
+      socket.on('error', () => {})
+      await new Promise((r) => socket.once('connect', r))
+      const received: string[] = []
+      socket.setEncoding('utf8').on('data', (d: string) => received.push(d))
+      return {socket, received}
+    }
+    const close = async () => {
+      await proxy.stop()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+    return {proxy, client, close}
+  }
+
+  it('holds what delay would delay until releaseAnswers, however long, in order; then delays as before', {timeout: 20_000}, async () => {
+    const {proxy, client, close} = await echoBehindProxy()
+    proxy.setMode({kind: 'delay', ms: 20})
+    proxy.holdAnswers()
+    const {socket, received} = await client()
+    socket.write('a')
+    await sleep(100)
+    socket.write('b')
+    await sleep(400)
+    expect(received.join('')).toBe('')
+    expect(proxy.gatedSince).toBeGreaterThan(0)
+    expect(proxy.inFlight).toBe(2)
+    proxy.releaseAnswers()
+    await vi.waitFor(() => expect(received.join('')).toBe('ab'))
+    expect(proxy.gatedSince).toBe(0)
+    socket.write('c')
+    await vi.waitFor(() => expect(received.join('')).toBe('abc'))
+    expect(proxy.inFlight).toBe(0)
+    socket.destroy()
+    await close()
+  })
+
+  it('counts a client that closed a connection whose request the black hole swallowed, not one the proxy cut', {timeout: 20_000}, async () => {
+    const {proxy, client, close} = await echoBehindProxy()
+    proxy.setMode({kind: 'blackhole'})
+    const quiet = await client() // sends nothing: not a request given up on
+    const gaveUp = await client()
+    gaveUp.socket.write('hello?')
+    await vi.waitFor(() => expect(proxy.stats.swallowed).toBe(1))
+    const cut = await client()
+    cut.socket.write('hello?')
+    await vi.waitFor(() => expect(proxy.stats.swallowed).toBe(2))
+    quiet.socket.destroy()
+    gaveUp.socket.destroy()
+    await vi.waitFor(() => expect(proxy.stats.abandoned).toBe(1))
+    proxy.cutAll() // the third: cut by the proxy, not given up on
+    await sleep(200)
+    expect(proxy.stats.abandoned).toBe(1)
+    expect(gaveUp.received).toEqual([])
+    await close()
   })
 })

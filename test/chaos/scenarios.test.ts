@@ -9,6 +9,7 @@ import {NOTHING_OBSERVED} from '../../src/chaos/report.js'
 import {checkOptions} from '../../src/chaos/options.js'
 import {killAtStep, LOOPBACK_ONLY, SCENARIOS, SCENARIO_DESCRIPTIONS, SERVER_ONLY, scenarioByName} from '../../src/chaos/scenarios/index.js'
 import type {Failpoint, RunUnderTest, WorkerView} from '../../src/chaos/scenarios/types.js'
+import {FAULT_LIMIT_MS} from '../../src/chaos/scenarios/retried.js'
 import {caseRng, choiceFor, rng} from '../../src/chaos/seed.js'
 import {ChaosSession, type Settings} from '../../src/chaos/session.js'
 import {HttpPublisher} from '../../src/publishers/http.js'
@@ -17,12 +18,14 @@ import type {ClaimedEvent} from '../../src/schema/event-row.js'
 interface FakeRun extends RunUnderTest {
   workers: Map<string, WorkerView>
   scheduled: {ms: number; fn: () => void}[]
+  /** what highestAttempts() answers: the outbox as the test pretends it is */
+  attempts: number
 }
 
 function fakeRun(options: {seed?: number; loopback?: LoopbackBroker; relays?: number; iteration?: number; case?: string} = {}): FakeRun {
   const scheduled: FakeRun['scheduled'] = []
   const seed = options.seed ?? 1
-  return {
+  const run: FakeRun = {
     // the faults under test here do not touch the database
     db: undefined as never,
     tables: undefined as never,
@@ -44,7 +47,10 @@ function fakeRun(options: {seed?: number; loopback?: LoopbackBroker; relays?: nu
     // the faults that use proxies run on real workers (network-faults.test.ts)
     proxyDatabase: () => Promise.reject(new Error('no proxies in a fake run')),
     proxyBroker: () => Promise.reject(new Error('no proxies in a fake run')),
+    attempts: 0,
+    highestAttempts: async () => run.attempts,
   }
+  return run
 }
 
 const event = (aggregate: string, version: number, id = uuidv7()): ClaimedEvent => ({
@@ -211,8 +217,25 @@ describe('concurrent-relays', () => {
 
 describe('broker-down', () => {
   const fault = scenarioByName('broker-down')
+  /** lets the stage's database read (highestAttempts) come back */
+  const settle = () => new Promise((r) => setTimeout(r, 5))
 
-  it('refuses connections until the producer has begun, then answers 503 until the relay was refused and 250 ms passed, then recovers', async () => {
+  /** A run whose producer began and whose broker is back in its 503 phase, the clock stopped at `now`. */
+  async function in503Phase() {
+    const {broker, url, publish} = await startBroker()
+    const run = fakeRun({loopback: broker})
+    const stage = fault.arm(run)
+    await stage.start!()
+    run.workers.set('producer', {alive: true, ready: true, lastOp: 0})
+    stage.onTick!()
+    const now = Date.now()
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(now)
+    run.scheduled[0].fn()
+    await vi.waitFor(async () => expect((await fetch(`${url}/health`)).status).toBe(200))
+    return {run, stage, publish, now, clock}
+  }
+
+  it('refuses connections until the producer has begun, then answers 503 until the relay was refused, claimed an event again and 250 ms passed, then recovers', async () => {
     const {broker, url, publish} = await startBroker()
     const run = fakeRun({loopback: broker})
     const stage = fault.arm(run)
@@ -240,28 +263,43 @@ describe('broker-down', () => {
     expect((await publish(event('order-1', 1))).ok).toBe(false) // refused, but not 250 ms yet
     clock.mockReturnValue(now + 250)
     stage.onTick!()
+    await settle()
+    stage.onTick!()
+    // refused, 250 ms, but no event claimed again yet: a relay slow to retry still meets the outage
+    expect((await publish(event('order-1', 1))).ok).toBe(false)
+    run.attempts = 2
+    stage.onTick!()
+    await settle()
+    stage.onTick!()
     vi.restoreAllMocks()
     expect((await publish(event('order-1', 1))).ok).toBe(true)
 
-    expect(await stage.exercised(outcome({maxAttempts: 1}))).toEqual({missed: 'no publish was retried: the outage was missed'})
     expect(await stage.exercised(outcome({maxAttempts: 2}))).toEqual({})
+    // the retry that ended the outage counts, even if an attempt was given back since
+    expect(await stage.exercised(outcome({maxAttempts: 1}))).toEqual({})
   })
 
   it('stays in its 503 phase while the relay has not been refused yet', async () => {
-    const {broker, url, publish} = await startBroker()
-    const run = fakeRun({loopback: broker})
-    const stage = fault.arm(run)
-    await stage.start!()
-    run.workers.set('producer', {alive: true, ready: true, lastOp: 0})
-    stage.onTick!()
-    const now = Date.now()
-    const clock = vi.spyOn(Date, 'now').mockReturnValue(now)
-    run.scheduled[0].fn()
-    await vi.waitFor(async () => expect((await fetch(`${url}/health`)).status).toBe(200))
+    const {run, stage, publish, now, clock} = await in503Phase()
     clock.mockReturnValue(now + 600)
+    run.attempts = 2
+    stage.onTick!()
+    await settle()
     stage.onTick!()
     vi.restoreAllMocks()
     expect((await publish(event('order-1', 1))).ok).toBe(false)
+  })
+
+  it('ends its outage after FAULT_LIMIT_MS whatever happened: the run drains and says "not exercised"', async () => {
+    const {run, stage, publish, now, clock} = await in503Phase()
+    clock.mockReturnValue(now + FAULT_LIMIT_MS - 1)
+    stage.onTick!()
+    expect((await publish(event('order-1', 1))).ok).toBe(false)
+    clock.mockReturnValue(now + FAULT_LIMIT_MS)
+    stage.onTick!()
+    vi.restoreAllMocks()
+    expect((await publish(event('order-1', 1))).ok).toBe(true)
+    expect(await stage.exercised(outcome({maxAttempts: 1}))).toEqual({missed: 'no publish was retried: the outage was missed'})
   })
 })
 

@@ -35,6 +35,8 @@ export interface ProxyStats {
   opaque: number
   /** chunks a black hole swallowed, from clients and from the server */
   swallowed: number
+  /** connections a client closed itself while a black hole held what it had sent (it gave up on its request) */
+  abandoned: number
   /** connections reset on arrival in refuse mode */
   refused: number
   /** publish acks held back (delay-acks) */
@@ -46,6 +48,10 @@ export interface ProxyStats {
 class Link {
   /** the server's next bytes answer a statement cut after its answer: drop them and cut */
   cutOnAnswer = false
+  /** a black hole swallowed bytes of the client's: its request will never be answered */
+  swallowedRequest = false
+  /** the proxy cut (or saw the server end) the link: a close that follows is not the client's own */
+  ended = false
   /** the server's units held back, in order, and the timer that lets the first go */
   readonly held: {at: number; bytes: Buffer}[] = []
   releasing?: NodeJS.Timeout
@@ -57,6 +63,7 @@ class Link {
   ) {}
 
   cut(): void {
+    this.ended = true
     for (const s of [this.client, this.server]) cutSocket(s)
   }
 }
@@ -81,12 +88,16 @@ export class FaultProxy {
   port = 0
   /** delayed chunks not forwarded yet */
   inFlight = 0
-  readonly stats: ProxyStats = {connections: 0, cuts: 0, statementCuts: 0, opaque: 0, swallowed: 0, refused: 0, delayedAcks: 0, duplicateAcks: 0}
+  readonly stats: ProxyStats = {connections: 0, cuts: 0, statementCuts: 0, opaque: 0, swallowed: 0, abandoned: 0, refused: 0, delayedAcks: 0, duplicateAcks: 0}
   private mode: ProxyMode = {kind: 'pass'}
   private rule?: StatementCut & {seen: number}
   private server?: Server
   private readonly links = new Set<Link>()
   private readonly cutWaiters: (() => void)[] = []
+  /** the answers the delay modes delay are held until releaseAnswers() */
+  private gated = false
+  /** when the oldest answer still held by holdAnswers() came (0: none) */
+  gatedSince = 0
 
   constructor(
     private readonly target: WireTarget,
@@ -111,6 +122,26 @@ export class FaultProxy {
   setMode(mode: ProxyMode): void {
     this.mode = mode
     if (mode.kind === 'refuse') this.cutAll()
+  }
+
+  /**
+   * From now on, what delay and delay-acks would delay on its way to the client (the server's
+   * bytes; its publish acks) is held, however long, until releaseAnswers(): a fault that lasts
+   * until it was hit, not for a fixed time.
+   */
+  holdAnswers(): void {
+    this.gated = true
+  }
+
+  /** Lets every answer held by holdAnswers() go at once; later ones are delayed as the mode says. */
+  releaseAnswers(): void {
+    this.gated = false
+    this.gatedSince = 0
+    const now = Date.now()
+    for (const link of this.links) {
+      for (const unit of link.held) if (unit.at === Infinity) unit.at = now
+      this.release(link)
+    }
   }
 
   /** Arms a cut at the next statement(s) matching; replaces an armed one. */
@@ -148,6 +179,13 @@ export class FaultProxy {
     const server = connect({host: this.target.host, port: this.target.port})
     const link = new Link(client, server, this.wire?.reader(), this.acks && ackReader(this.acks))
     this.links.add(link)
+    // before the handlers below cut the link: the client's own end, reset or close
+    const gaveUp = () => {
+      if (!link.swallowedRequest || link.ended) return
+      link.ended = true
+      this.stats.abandoned++
+    }
+    for (const event of ['end', 'error', 'close']) client.on(event, gaveUp)
     for (const s of [client, server]) {
       s.setNoDelay(true)
       s.on('error', () => link.cut())
@@ -163,7 +201,10 @@ export class FaultProxy {
   }
 
   private fromClient(link: Link, chunk: Buffer): void {
-    if (this.mode.kind === 'blackhole') return void this.stats.swallowed++
+    if (this.mode.kind === 'blackhole') {
+      link.swallowedRequest = true
+      return void this.stats.swallowed++
+    }
     const wasOpaque = link.reader?.opaque
     const statements = link.reader?.fromClient(chunk) ?? []
     if (link.reader?.opaque && !wasOpaque) this.stats.opaque++
@@ -191,6 +232,7 @@ export class FaultProxy {
     }
     link.reader?.fromServer(chunk)
     if (link.acks) return this.forwardUnits(link, chunk)
+    if (this.mode.kind === 'delay' || link.held.length) return this.queue(link, chunk, this.mode.kind === 'delay')
     this.forward(link.client, chunk)
   }
 
@@ -203,16 +245,23 @@ export class FaultProxy {
         this.stats.delayedAcks++
         if (unit.duplicate) this.stats.duplicateAcks++
       }
-      const behind = link.held.length ? link.held[link.held.length - 1].at : 0
-      const at = Math.max(behind, delayed ? Date.now() + (mode as {ms: number}).ms : 0)
-      if (at === 0) {
-        if (!link.client.destroyed) link.client.write(unit.bytes)
-        continue
-      }
-      this.inFlight++
-      link.held.push({at, bytes: unit.bytes})
-      this.release(link)
+      this.queue(link, unit.bytes, delayed)
     }
+  }
+
+  /** To the client: at once, after the mode's delay (or held, gated), and never ahead of what is held before it. */
+  private queue(link: Link, bytes: Buffer, delayed: boolean): void {
+    const behind = link.held.length ? link.held[link.held.length - 1].at : 0
+    const due = !delayed ? 0 : this.gated ? Infinity : Date.now() + (this.mode as {ms: number}).ms
+    const at = Math.max(behind, due)
+    if (at === 0) {
+      if (!link.client.destroyed) link.client.write(bytes)
+      return
+    }
+    if (at === Infinity && !this.gatedSince) this.gatedSince = Date.now()
+    this.inFlight++
+    link.held.push({at, bytes})
+    this.release(link)
   }
 
   private release(link: Link): void {
@@ -223,7 +272,8 @@ export class FaultProxy {
       this.inFlight--
       if (!link.client.destroyed) link.client.write(bytes)
     }
-    if (link.held.length) {
+    // an answer held until releaseAnswers() waits for it, and what is behind it too
+    if (link.held.length && link.held[0].at !== Infinity) {
       link.releasing = setTimeout(() => {
         link.releasing = undefined
         this.release(link)

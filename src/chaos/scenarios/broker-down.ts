@@ -1,10 +1,13 @@
 // The broker goes away and comes back. On the loopback broker: connections refused from the
 // start until 250 ms after the producer's first business op began, then 503s for at least
-// 250 ms and until the relay has been answered 503, then back. On a real broker (--broker):
-// a fault proxy between the relay and the broker resets every connection from the start until
-// at least 0.5 s after the producer began and the relay was refused, then passes them. The relay
-// must retry with backoff and deliver everything once.
+// 250 ms and until the relay was answered 503 and claimed an event again (attempts 2: the retry
+// the check looks for, not a window a slow relay can miss), then back. On a real broker
+// (--broker): a fault proxy between the relay and the broker resets every connection from the
+// start until at least 0.5 s after the producer began and the relay was refused, then passes
+// them. Either outage ends after FAULT_LIMIT_MS whatever happened (then "not exercised"). The
+// relay must retry with backoff and deliver everything once.
 import type {FaultProxy} from '../proxy/fault-proxy.js'
+import {FAULT_LIMIT_MS, retriedWatch} from './retried.js'
 import type {FaultScenario, RunUnderTest, Stage} from './types.js'
 
 /** how long each outage phase lasts at least (several relay polls and backoffs) */
@@ -27,6 +30,11 @@ export const brokerDown: FaultScenario<'broker-down'> = {
 function loopbackOutage(run: RunUnderTest): Stage {
   const broker = run.loopback!
   const outage: {phase: 'refused' | 'starting' | '503' | 'over'; since: number} = {phase: 'refused', since: 0}
+  const retried = retriedWatch(run)
+  const over = () => {
+    const elapsed = Date.now() - outage.since
+    return elapsed >= FAULT_LIMIT_MS || (elapsed >= PHASE_MS && broker.stats.rejected > 0 && retried.seen())
+  }
   return {
     start: () => broker.stop(),
     onTick() {
@@ -36,12 +44,13 @@ function loopbackOutage(run: RunUnderTest): Stage {
           broker.setUnavailable(true)
           void broker.start().then(() => Object.assign(outage, {phase: '503', since: Date.now()}))
         })
-      } else if (outage.phase === '503' && Date.now() - outage.since >= PHASE_MS && broker.stats.rejected > 0) {
+      } else if (outage.phase === '503' && over()) {
         outage.phase = 'over'
         broker.setUnavailable(false)
       }
     },
-    exercised: async ({observed}) => (observed.maxAttempts < 2 ? {missed: 'no publish was retried: the outage was missed'} : {}),
+    // what ended the outage counts: an event seen at 2 attempts then may have had one given back since
+    exercised: async ({observed}) => (observed.maxAttempts < 2 && !retried.seen() ? {missed: 'no publish was retried: the outage was missed'} : {}),
   }
 }
 
@@ -56,10 +65,11 @@ function realBrokerOutage(run: RunUnderTest): Stage {
       proxy.setMode({kind: 'refuse'})
     },
     onTick() {
-      if (!down || !proxy || proxy.stats.refused === 0) return
+      if (!down || !proxy) return
       if (!producerSince && run.workers.get('producer')?.lastOp !== undefined) producerSince = Date.now()
+      const elapsed = producerSince ? Date.now() - producerSince : 0
       // an outage gives the relay's attempts back: what shows it met one is the refused connection
-      if (producerSince && Date.now() - producerSince >= 2 * PHASE_MS) {
+      if ((elapsed >= 2 * PHASE_MS && proxy.stats.refused > 0) || elapsed >= FAULT_LIMIT_MS) {
         down = false
         proxy.setMode({kind: 'pass'})
       }

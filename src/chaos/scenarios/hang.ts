@@ -1,10 +1,14 @@
 // The broker stops answering without resetting anything: fault proxies between the loopback
 // broker and the relay and the consumer black-hole every byte, both ways, from the start until
-// at least HANG_MS after the producer's first op and a publish of the relay was swallowed. Every
+// at least HANG_MS after the producer's first op and the relay gave up on a publish the black
+// hole swallowed (it closed that connection: its retry, the check's attempts 2, follows), not a
+// window a slow relay can sleep through; at most FAULT_LIMIT_MS after the producer began (then
+// "not exercised"). Every
 // process must give up on its hung request within its own timeout (the relay's publish, the
 // consumer's fetch) and try again; the run stays bounded by --run-timeout (the harness waits on
 // no worker's request). Everything is delivered once.
 import type {FaultProxy} from '../proxy/fault-proxy.js'
+import {FAULT_LIMIT_MS} from './retried.js'
 import type {FaultScenario} from './types.js'
 
 /** how long the black hole lasts at least once the producer began */
@@ -36,7 +40,8 @@ export const hang: FaultScenario<'hang'> = {
       onTick() {
         if (!open || !relay || !consumer) return
         if (!producerSince && run.workers.get('producer')?.lastOp !== undefined) producerSince = Date.now()
-        if (producerSince && Date.now() - producerSince >= HANG_MS && relay.stats.swallowed > 0) {
+        const elapsed = producerSince ? Date.now() - producerSince : 0
+        if ((elapsed >= HANG_MS && relay.stats.abandoned > 0) || elapsed >= FAULT_LIMIT_MS) {
           open = false
           for (const p of [relay, consumer]) p.setMode({kind: 'pass'})
         }

@@ -3,19 +3,27 @@
 // lapsed lease over and publishes the same events again. On the loopback broker it delays every
 // byte both ways (one HTTP round trip per publish); on a real broker it holds back the publish
 // acks alone (AMQP Basic.Ack, JetStream PubAck, the reply to Redis's XADD: proxy/acks.ts), so
-// the clients' connection set-up goes at full speed.
+// the clients' connection set-up goes at full speed. The first answer to come is held until
+// another relay has claimed one of the events again (attempts 2: the lease was taken over, the
+// resend is on its way), at most HOLD_LIMIT_MS: a relay slow to come round to the lapsed lease
+// on a loaded machine still meets it, rather than the ack landing first and nothing being resent.
 // Duplicates are allowed; effects must happen once, and no effect may be applied over a newer
 // version of its aggregate (the relays order per aggregate, the consumer checks versions).
 // JetStream drops the resend (Nats-Msg-Id in its duplicate window) and says so in its ack: on
 // NATS the resend shows there, not as a duplicate delivery.
 import type {FaultProxy} from '../proxy/fault-proxy.js'
+import {retriedWatch} from './retried.js'
 import type {FaultScenario} from './types.js'
 
 const LEASE_MS = 300
-/** loopback, each way: a round trip (0.5 s) outlives the lease, well within the publisher's 3 s timeout */
+/** loopback, each way: a round trip (0.5 s) outlives the lease, well within the publish timeout */
 const DELAY_MS = 250
-/** a real broker's ack: past the lease, within the publishers' timeouts (3 s and more) */
+/** a real broker's ack: past the lease, well within the publish timeout */
 const ACK_DELAY_MS = 700
+/** the longest an answer is held waiting for the takeover (then "not exercised", unless it came anyway) */
+const HOLD_LIMIT_MS = 5000
+/** the relays' publish timeout: beyond the longest hold, so that the held publish is answered, not given up on */
+const PUBLISH_TIMEOUT_MS = 10_000
 
 export const slowAck: FaultScenario<'slow-ack'> = {
   name: 'slow-ack',
@@ -27,11 +35,14 @@ export const slowAck: FaultScenario<'slow-ack'> = {
     run.relays = Math.max(2, run.relays)
     // what the delay outlasts, whatever the relay count: the lease of a lone relay
     run.relay.leaseMs = LEASE_MS
+    run.relay.publishTimeoutMs = PUBLISH_TIMEOUT_MS
     const real = !run.loopback
     // a claim takes every event it may (per aggregate ordering: one version of each at a time), so
     // the run makes one delayed round trip per version, not per two events
     run.relay.batch = Math.max(run.relay.batch, run.ops)
     let proxy: FaultProxy | undefined
+    const takenOver = retriedWatch(run)
+    let holding = true
     return {
       async start() {
         proxy = await run.proxyBroker(
@@ -39,6 +50,14 @@ export const slowAck: FaultScenario<'slow-ack'> = {
           {readAcks: real},
         )
         proxy.setMode(real ? {kind: 'delay-acks', ms: ACK_DELAY_MS} : {kind: 'delay', ms: DELAY_MS})
+        proxy.holdAnswers()
+      },
+      onTick() {
+        if (!holding || !proxy?.gatedSince) return
+        if (takenOver.seen() || Date.now() - proxy.gatedSince >= HOLD_LIMIT_MS) {
+          holding = false
+          proxy.releaseAnswers()
+        }
       },
       // a delayed publish still on its way lands after the drain otherwise
       settling: () => (proxy?.inFlight ?? 0) > 0,

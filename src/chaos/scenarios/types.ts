@@ -36,7 +36,7 @@ export interface Failpoint {
 export interface RelaySettings {
   batch: number
   leaseMs: number
-  /** the relay gives up on a publish to the loopback broker after this long */
+  /** the relay gives up on a publish after this long (its publisher's timeout, whatever the broker) */
   publishTimeoutMs: number
   pollMs: number
   maxAttempts: number
@@ -92,6 +92,8 @@ export interface RunUnderTest {
   readonly consumerPoll: ConsumerPoll
   /** the run's workers by name, as spawned so far */
   readonly workers: ReadonlyMap<string, WorkerView>
+  /** the highest attempts on any event of the run's outbox, read now */
+  highestAttempts(): Promise<number>
   /** calls fn after ms, unless the run has ended by then */
   after(ms: number, fn: () => void): void
   /**

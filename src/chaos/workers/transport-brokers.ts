@@ -28,11 +28,12 @@ const names = (prefix: string) => ({
 
 const natsServers = (url: string) => url.replace(/^nats:\/\//i, '')
 
-export async function brokerPublisher(spec: RealBroker, prefix: string): Promise<Publisher> {
+/** The relay's publisher for a real broker; timeoutMs: the relay's publishTimeoutMs (a publish not acked by then fails). */
+export async function brokerPublisher(spec: RealBroker, prefix: string, timeoutMs: number): Promise<Publisher> {
   const n = names(prefix)
-  if (spec.kind === 'amqp') return createPublisher('amqp', {target: spec.url, exchange: n.exchange, timeoutMs: 5000})
-  if (spec.kind === 'nats') return createPublisher('nats', {target: natsServers(spec.url), subjectPrefix: n.subjectPrefix, stream: n.stream, timeoutMs: 3000})
-  return createPublisher('redis', {target: spec.url, stream: n.redisStream, timeoutMs: 3000})
+  if (spec.kind === 'amqp') return createPublisher('amqp', {target: spec.url, exchange: n.exchange, timeoutMs})
+  if (spec.kind === 'nats') return createPublisher('nats', {target: natsServers(spec.url), subjectPrefix: n.subjectPrefix, stream: n.stream, timeoutMs})
+  return createPublisher('redis', {target: spec.url, stream: n.redisStream, timeoutMs})
 }
 
 /** The broker's runtime source, as `outbox consume` opens it (one message at a time). */

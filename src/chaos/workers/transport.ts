@@ -7,15 +7,18 @@ import type {NewEvent} from '../../producer.js'
 import {uuidv7} from '../../core/uuid.js'
 import type {ConsumerPoll} from '../scenarios/types.js'
 
+/** how long a publish may take before it fails: the relays' default (RelaySettings.publishTimeoutMs), and the dual-write producer's */
+export const PUBLISH_TIMEOUT_MS = 5000
+
 /** a broker we ship a consumer runtime for */
 export type RealBroker = {kind: 'amqp' | 'nats' | 'redis'; url: string}
 export type BrokerSpec = {kind: 'loopback'; url: string} | RealBroker
 
-/** The relay's publisher for the broker (the same code `outbox relay` runs). */
-export async function relayPublisher(spec: BrokerSpec, prefix: string, timeoutMs = 3000): Promise<Publisher> {
+/** The relay's publisher for the broker (the same code `outbox relay` runs), giving up on a publish after timeoutMs. */
+export async function relayPublisher(spec: BrokerSpec, prefix: string, timeoutMs = PUBLISH_TIMEOUT_MS): Promise<Publisher> {
   const {createPublisher} = await import('../../publishers/index.js')
   if (spec.kind === 'loopback') return createPublisher('http', {target: `${spec.url}/publish`, timeoutMs})
-  return (await import('./transport-brokers.js')).brokerPublisher(spec, prefix)
+  return (await import('./transport-brokers.js')).brokerPublisher(spec, prefix, timeoutMs)
 }
 
 /** For the dual-write strategies: the producer publishes directly, with the same publisher. */
