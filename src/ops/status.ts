@@ -76,10 +76,13 @@ export interface StatusStatements {
  */
 export async function statusStatements(db: Db, names: TableNames, options: StatusOptions, now: Date): Promise<StatusStatements> {
   const ctx = await opsContext(db, names)
-  const time = db.dialect.render.timeParam
-  const windowStart = time(new Date(now.getTime() - options.windowMs))
+  return {pending: pendingStatement(ctx, now), ...readsBesidePending(ctx, options, now)}
+}
+
+/** Every status statement but the pending count, which readStatus bounds by what `oldest` returns. */
+function readsBesidePending(ctx: OpsContext, options: StatusOptions, now: Date): Omit<StatusStatements, 'pending'> {
+  const windowStart = ctx.db.dialect.render.timeParam(new Date(now.getTime() - options.windowMs))
   return {
-    pending: pendingStatement(ctx, now),
     failed: toSql(failedByType(ctx)),
     oldest: toSql(oldestPending(ctx, Boolean(options.byType))),
     window: toSql(latencyRanks(ctx, windowStart, false)),
@@ -129,7 +132,7 @@ function readInSnapshot(db: Db, names: TableNames, options: StatusOptions): Prom
     const read = (statement: Sql) => tx.query(statement, {prepare: db.dialect.batches.prepareReads})
     const now = await databaseNow({dialect: db.dialect, query: tx.query.bind(tx)})
     const ctx = await opsContext(db, names)
-    const statements = await statusStatements(db, names, options, now)
+    const statements = readsBesidePending(ctx, options, now)
     const oldest = await read(statements.oldest)
     // none pending, no count; otherwise from the oldest on (pendingStatement)
     const from = oldestCreatedAt(db, oldest)
