@@ -82,7 +82,13 @@ export class Relay {
     this.mark = claimMarkFor(this.db.dialect, options.claimFrom, {refreshMs: this.pollMs, resetMs: options.markResetMs ?? this.claim.leaseMs})
     if (options.leaseBy === 'transaction') {
       this.txLease = {
-        ...{db, names, settler: this.settler, logger, claim: this.claim, mark: this.mark, part: transactionLeaseOf(db)},
+        db,
+        names,
+        settler: this.settler,
+        logger,
+        claim: this.claim,
+        mark: this.mark,
+        part: transactionLeaseOf(db),
         stopping: () => this.stopping,
         sendHalves: (events, at) => this.sendHalves(events, at),
         settleBatch: (events, results, t, settle) => this.settleBatch(events, results, t, settle),
