@@ -94,7 +94,7 @@ async function run(dialect, config, log) {
     count: RELAYS,
     claimFrom: config.claimFrom,
     onEvent: (id, t) => (published.has(id) ? duplicates.push(at(t)) : published.set(id, at(t))),
-    onBatch: (ms, claimed, t) => batches.push({t: at(t), ms, claimed}),
+    onBatch: (ms, claimed, t, claimMs) => batches.push({t: at(t), ms, claimed, claimMs}),
   })
   let producers
   // sessions holding the horizon or scanning: they hold locks a DROP TABLE would wait for
