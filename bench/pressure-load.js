@@ -150,14 +150,10 @@ export async function startReaders(dialect, url, table, count, pauseMs = 200) {
 
 /**
  * PostgreSQL: a low-water mark kept as the relay keeps its own (the dialect's claimMark
- * statements), moved once per sample (every 2 s; the relay's moves every 50 ms at most), and
- * the relays' own claim statement from it (the library's, batch 100: FOR UPDATE SKIP LOCKED,
- * the lease UPDATE, RETURNING) under EXPLAIN (ANALYZE, BUFFERS) in a transaction rolled back:
- * the buffers a relay's claim reads, a figure the machine's load does not change. While it
- * runs it holds up to 100 pending rows (the relays skip them for those milliseconds), and its
- * rolled-back lease leaves as many dead row versions. `state` carries the mark between samples.
+ * statements), moved once per sample (every 2 s; the relay's moves every 50 ms at most); no lock.
+ * `state` carries the mark between samples.
  */
-async function markScan(s, names, state) {
+async function moveMark(s, names, state) {
   const pg = DIALECTS.postgres
   const run = async (statement) => {
     const {text, params} = pg.render.compile(statement)
@@ -165,6 +161,19 @@ async function markScan(s, names, state) {
   }
   const {bound} = await run(pg.relay.claimMark.writersBound(names))
   state.mark = (await run(pg.relay.claimMark.next(names, state.mark ?? pg.relay.claimMark.none, bound))).mark ?? bound
+}
+
+/**
+ * The relays' own claim statement from the gauge's mark (the library's, batch 100: FOR UPDATE
+ * SKIP LOCKED, the lease UPDATE, RETURNING) under EXPLAIN (ANALYZE, BUFFERS) in a transaction
+ * rolled back: the buffers a relay's claim reads, a figure the machine's load does not change.
+ * While it runs it holds up to 100 pending rows, which the relays skip: taken every 2 s it
+ * delayed those events by its own length, the longer the horizon was held (the quiet 10-minute
+ * run of 2026-12-05, p99 28 -> 599 ms), so it is taken once, at the end of each phase
+ * (state.claimWanted). Its rolled-back lease leaves up to 100 dead row versions.
+ */
+async function markClaim(s, names, state) {
+  const pg = DIALECTS.postgres
   const claim = pg.render.compile(pg.relay.claim(names, {batch: 100, leaseMs: 30_000, owner: 'pressure-gauge', from: state.mark}).statement)
   await s.run('BEGIN')
   try {
@@ -190,7 +199,17 @@ function findNode(node, test) {
   return undefined
 }
 
-/** The outbox's gauges now: one row of numbers, the same keys on every sample of a dialect. */
+async function markGauges(s, names, state) {
+  await moveMark(s, names, state)
+  if (!state.claimWanted) return {}
+  try {
+    return await markClaim(s, names, state)
+  } finally {
+    state.claimWanted = false
+  }
+}
+
+/** The outbox's gauges now: one row of numbers (PostgreSQL: the claim's buffers only when state.claimWanted). */
 export async function gauges(dialect, s, names, state = {}) {
   if (dialect === 'postgres') {
     const [t] = await s.run('SELECT n_dead_tup::int AS dead, n_live_tup::int AS live FROM pg_stat_user_tables WHERE relname = $1', [names.outbox])
@@ -198,7 +217,7 @@ export async function gauges(dialect, s, names, state = {}) {
     // the claim's index scan, read-only (no FOR UPDATE, so no relay is kept waiting)
     const [plan] = await s.run(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT id FROM ${names.outbox} WHERE published_at IS NULL AND failed_at IS NULL AND (lease_until IS NULL OR lease_until < now()) ORDER BY created_at, id LIMIT 100`)
     const top = plan['QUERY PLAN'][0]
-    return {dead: t?.dead ?? 0, pendingIndexKiB: Number(size.pending_index) / 1024, indexesKiB: Number(size.indexes) / 1024, scanBuffers: top.Plan['Shared Hit Blocks'] + top.Plan['Shared Read Blocks'], scanMs: top['Execution Time'], ...(await markScan(s, names, state))}
+    return {dead: t?.dead ?? 0, pendingIndexKiB: Number(size.pending_index) / 1024, indexesKiB: Number(size.indexes) / 1024, scanBuffers: top.Plan['Shared Hit Blocks'] + top.Plan['Shared Read Blocks'], scanMs: top['Execution Time'], ...(await markGauges(s, names, state))}
   }
   const [h] = await s.run(`SELECT COUNT AS n FROM information_schema.INNODB_METRICS WHERE NAME = 'trx_rseg_history_len'`)
   const [size] = await s.run('SELECT INDEX_LENGTH AS i FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?', [names.outbox])

@@ -12,7 +12,7 @@ const RESTART_MS = 500
 const ID_AT = '{"id":"'.length
 
 export class RelaySet {
-  /** onEvent(id, at) per published line; onBatch(ms, claimed, at) per batch log line. */
+  /** onEvent(id, at) per published line; onBatch(ms, claimed, at, claimMs) per batch log line. */
   constructor({dialect, url, table, count, claimFrom, onEvent, onBatch}) {
     Object.assign(this, {dialect, url, table, claimFrom, onEvent, onBatch})
     this.appName = `${table}_relay`
@@ -48,7 +48,7 @@ export class RelaySet {
     createInterface({input: child.stderr}).on('line', (line) => {
       try {
         const entry = JSON.parse(line)
-        if (entry.msg === 'batch') this.onBatch(entry.ms, entry.claimed, performance.now())
+        if (entry.msg === 'batch') this.onBatch(entry.ms, entry.claimed, performance.now(), entry.claimMs)
         else if (entry.msg === 'relay started') this.started++
         else if (entry.level !== 'info') state.last = `${entry.level} ${entry.msg}${entry.error ? `: ${entry.error}` : ''}`
       } catch {

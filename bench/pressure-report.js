@@ -33,7 +33,9 @@ export function phaseFigures({phases, committed, published, duplicates = [], bat
     }
     let pubs = 0
     for (const t of published.values()) if (within(t, p)) pubs++
-    const batchMs = batches.filter((b) => within(b.t, p) && b.claimed > 0).map((b) => b.ms)
+    const inPhase = batches.filter((b) => within(b.t, p) && b.claimed > 0)
+    const batchMs = inPhase.map((b) => b.ms)
+    const claimMs = inPhase.map((b) => b.claimMs).filter(Number.isFinite)
     const gauges = samples.filter((s) => within(s.t, p) && !s.error)
     const last = gauges.at(-1) ?? {}
     return {
@@ -47,11 +49,14 @@ export function phaseFigures({phases, committed, published, duplicates = [], bat
       batchMsMean: batchMs.length ? batchMs.reduce((a, b) => a + b, 0) / batchMs.length : NaN,
       batchMsP99: percentile(batchMs, 99),
       batches: batchMs.length,
+      claimMsMean: claimMs.length ? claimMs.reduce((a, b) => a + b, 0) / claimMs.length : NaN,
+      claimMsP99: percentile(claimMs, 99),
+      claimMsMax: Math.max(-Infinity, ...claimMs),
       scanBuffersMax: Math.max(-Infinity, ...gauges.map((g) => g.scanBuffers).filter(Number.isFinite)),
       scanBuffersEnd: last.scanBuffers,
-      markScanBuffersMax: Math.max(-Infinity, ...gauges.map((g) => g.markScanBuffers).filter(Number.isFinite)),
-      markScanBuffersEnd: last.markScanBuffers,
-      markClaimBuffersEnd: last.markClaimBuffers,
+      // taken once, at the phase's end (bench/pressure-load.js markClaim)
+      markScanBuffersEnd: gauges.findLast((g) => Number.isFinite(g.markScanBuffers))?.markScanBuffers,
+      markClaimBuffersEnd: gauges.findLast((g) => Number.isFinite(g.markClaimBuffers))?.markClaimBuffers,
       scanMsMedian: gauges.length ? median(gauges.map((g) => g.scanMs)) : NaN,
       dead: last.dead,
       historyLength: last.historyLength,
@@ -80,13 +85,13 @@ const DB = {postgres: 'PostgreSQL', mysql: 'MariaDB'}
 function table(run, svg) {
   const pg = run.dialect === 'postgres'
   const head = pg
-    ? '| phase | s | produced/s (target) | published/s | p50 ms | p99 ms | relay batch ms mean (p99) | pending scan buffers end (max) | scan ms | from the mark: buffers end (max) | dead tuples | pending index KiB | backlog at end | duplicates | back to clean p99 |'
-    : '| phase | s | produced/s (target) | published/s | p50 ms | p99 ms | relay batch ms mean (p99) | pending scan ms | history list length | indexes KiB | backlog at end | duplicates | back to clean p99 |'
+    ? '| phase | s | produced/s (target) | published/s | p50 ms | p99 ms | relay batch ms mean (p99) | relay claim ms mean (p99; max) | pending scan buffers end (max) | scan ms | relays\' claim from the mark at the end: buffers | dead tuples | pending index KiB | backlog at end | duplicates | back to clean p99 |'
+    : '| phase | s | produced/s (target) | published/s | p50 ms | p99 ms | relay batch ms mean (p99) | relay claim ms mean (p99; max) | pending scan ms | history list length | indexes KiB | backlog at end | duplicates | back to clean p99 |'
   const rows = run.phases.map((f) => {
-    const common = `| ${f.name} | ${fmt(f.seconds, 0)} | ${fmt(f.producedPerS, 0)} (${fmt(f.targetRate, 0)}) | ${fmt(f.publishedPerS, 0)} | ${fmt(f.p50)} | ${fmt(f.p99)} | ${fmt(f.batchMsMean, 2)} (${fmt(f.batchMsP99, 1)}) |`
+    const common = `| ${f.name} | ${fmt(f.seconds, 0)} | ${fmt(f.producedPerS, 0)} (${fmt(f.targetRate, 0)}) | ${fmt(f.publishedPerS, 0)} | ${fmt(f.p50)} | ${fmt(f.p99)} | ${fmt(f.batchMsMean, 2)} (${fmt(f.batchMsP99, 1)}) | ${fmt(f.claimMsMean, 2)} (${fmt(f.claimMsP99, 1)}; ${fmt(f.claimMsMax, 0)}) |`
     const back = f.name === 'clean' ? '-' : Number.isFinite(f.backToCleanP99S) ? `${fmt(f.backToCleanP99S, 0)} s` : 'not within the run'
     return pg
-      ? `${common} ${fmt(f.scanBuffersEnd, 0)} (${fmt(f.scanBuffersMax, 0)}) | ${fmt(f.scanMsMedian, 2)} | ${fmt(f.markScanBuffersEnd, 0)} (${fmt(f.markScanBuffersMax, 0)})${Number.isFinite(f.markClaimBuffersEnd) ? `; whole claim ${fmt(f.markClaimBuffersEnd, 0)}` : ''} | ${f.dead ?? '-'} | ${fmt(f.pendingIndexKiB, 0)} | ${f.backlogAtEnd} | ${f.duplicates ?? '-'} | ${back} |`
+      ? `${common} ${fmt(f.scanBuffersEnd, 0)} (${fmt(f.scanBuffersMax, 0)}) | ${fmt(f.scanMsMedian, 2)} | ${fmt(f.markScanBuffersEnd, 0)}${Number.isFinite(f.markClaimBuffersEnd) ? `; whole claim ${fmt(f.markClaimBuffersEnd, 0)}` : ''} | ${f.dead ?? '-'} | ${fmt(f.pendingIndexKiB, 0)} | ${f.backlogAtEnd} | ${f.duplicates ?? '-'} | ${back} |`
       : `${common} ${fmt(f.scanMsMedian, 2)} | ${f.historyLength ?? '-'} | ${fmt(f.indexesKiB, 0)} | ${f.backlogAtEnd} | ${f.duplicates ?? '-'} | ${back} |`
   })
   const t = run.totals
@@ -117,7 +122,7 @@ export function pressureMarkdown({quick, config, runs, skipped, relays, readers,
     quick ? '**Quick run**: 20 s phases; the figure that matters is 10 minutes of idle-in-tx (`npm run bench -- pressure`, or `--idle-seconds=600`).\n' : '',
     `${config.rate} events/s (1.5x in high-load) produced on schedule by ${config.producers} connections, one business transaction each (insert an order row + \`writeEvent\`, COMMIT); ${relays} \`outbox relay\` processes (the shipped CLI: \`--publisher stdout --poll 100ms --log-format json\`, \`--listen\` on PostgreSQL${config.claimFrom ? `, \`--claim-from ${config.claimFrom}\`` : ''}) whose stdout lines are timed as they arrive. Phases: ${phases}. idle-in-tx: one session holds \`BEGIN; SELECT txid_current()\` (MariaDB: \`START TRANSACTION WITH CONSISTENT SNAPSHOT\` and a read) for the phase; active-readers: ${readers} REPEATABLE READ sessions, each one transaction for the phase, scanning the outbox every 200 ms; high-load: 1.5x the rate; relay-kill: relay 1 SIGKILLed every 5 s and restarted 0.5 s later; conn-cut: the relays' connections ended (\`pg_terminate_backend\` by application_name; MariaDB \`KILL\` by the relays' client ports) every 250 ms; db-restart: the (private) server restarted a third into the phase${config.downSeconds ? `, kept stopped ${config.downSeconds} s` : ''} (\`pg_ctlcluster restart\`; mariadbd SIGTERM, then started with its own command line); slots-full: idle sessions take every connection slot but ${config.slotsFree ?? 3} for the phase, and the relays' connections are cut every 5 s so they connect again into those.`,
     '',
-    'Columns: produced/s (target: the schedule; below it, the producers\' connections could not commit faster on this machine) and published/s over the phase; latency = the relay line read here − the producer\'s COMMIT returned, for the events committed in the phase; relay batch ms from each relay\'s own batch log line (claim to marked); gauges sampled every 2 s: on PostgreSQL the claim\'s index scan as `EXPLAIN (ANALYZE, BUFFERS)` of its SELECT (no lock; buffers do not depend on the machine\'s load) from the start of the index and, last column, the relays\' own claim statement (FOR UPDATE SKIP LOCKED, the lease UPDATE and RETURNING, batch 100) from a low-water mark the gauge keeps with the dialect\'s own statements, moved every 2 s, run under EXPLAIN in a transaction rolled back: the buffers of its pick (the CTE that scans from the mark and locks, SKIP LOCKED), and at the end of the phase the whole statement\'s (the pick and the lease UPDATE of its rows; each sample\'s rolled-back lease leaves up to 100 dead row versions) and `pg_stat_user_tables.n_dead_tup`, on MariaDB the same SELECT timed and `trx_rseg_history_len`; backlog = events committed by the phase\'s end and not yet published; back to clean p99 = from the phase\'s end to the first second whose p99 is at or under the clean phase\'s. This machine is shared: rates and milliseconds are this run\'s, the buffer counts are the load-independent figures.',
+    'Columns: produced/s (target: the schedule; below it, the producers\' connections could not commit faster on this machine) and published/s over the phase; latency = the relay line read here − the producer\'s COMMIT returned, for the events committed in the phase; relay batch ms from each relay\'s own batch log line (its claim sent to the batch settled; its mark rides the next claim), relay claim ms from the same line (the claim alone: the mark\'s move, the last batch\'s mark and the lease UPDATE; claims that found nothing are not logged); gauges sampled every 2 s: on PostgreSQL the claim\'s index scan as `EXPLAIN (ANALYZE, BUFFERS)` of its SELECT (no lock; buffers do not depend on the machine\'s load) from the start of the index and, last column, the relays\' own claim statement (FOR UPDATE SKIP LOCKED, the lease UPDATE and RETURNING, batch 100) from a low-water mark the gauge keeps with the dialect\'s own statements, moved every 2 s, run under EXPLAIN in a transaction rolled back once at the end of each phase (it locks up to 100 pending rows while it runs: taken every 2 s it delayed them): the buffers of its pick (the CTE that scans from the mark and locks, SKIP LOCKED) and the whole statement\'s (the pick and the lease UPDATE of its rows) and `pg_stat_user_tables.n_dead_tup`, on MariaDB the same SELECT timed and `trx_rseg_history_len`; backlog = events committed by the phase\'s end and not yet published; back to clean p99 = from the phase\'s end to the first second whose p99 is at or under the clean phase\'s. This machine is shared: rates and milliseconds are this run\'s, the buffer counts are the load-independent figures.',
     '',
     ...runs.map((r) => table(r, svg)),
     ...Object.entries(skipped).map(([d, why]) => `\n${DB[d]} skipped: ${why}`),

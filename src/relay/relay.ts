@@ -18,7 +18,7 @@ import {defaultOwner} from './owner.js'
 import {PendingMark} from './pending-mark.js'
 import {errorText, Settler, type Sent} from './settle.js'
 import {Wakeup} from './wakeup.js'
-import {transactionCycle, transactionLeaseOf, type TransactionCycle} from './transaction-lease.js'
+import {transactionCycle, transactionLeaseOf, type BatchTimes, type TransactionCycle} from './transaction-lease.js'
 import {failureWait} from './reconnect.js'
 import {nextTurn} from '../core/event-loop.js'
 import {clip} from '../core/text.js'
@@ -92,6 +92,7 @@ export class Relay {
         stopping: () => this.stopping,
         sendHalves: (events, at) => this.sendHalves(events, at),
         settleBatch: (events, results, t, settle) => this.settleBatch(events, results, t, settle),
+        observeClaim: (seconds) => this.metrics.observeClaim(seconds),
       }
     }
   }
@@ -242,7 +243,9 @@ export class Relay {
       throw error
     }
     if (carried) failpoint('relay.after-mark')
-    return {events, at, ms: performance.now() - at}
+    const ms = performance.now() - at
+    this.metrics.observeClaim(ms / 1000)
+    return {events, at, ms}
   }
 
   /**
@@ -263,7 +266,6 @@ export class Relay {
     const claimed = await (next ?? this.claimNext(pending))
     const {events} = claimed
     if (events.length === 0) return undefined
-    const started = performance.now()
     failpoint('relay.after-claim')
     if (this.stopping) {
       // stop() came while we were claiming: nothing of this batch is in flight, hand it all back.
@@ -280,7 +282,7 @@ export class Relay {
     const {results, unsent} = await this.sendHalves(events, claimed.at)
     loop.publishMs = performance.now() - publishing
     const released = unsent.length > 0 ? await releaseLeases(this.db, this.names, unsent.map((e) => e.id), this.owner) : 0
-    return this.settleBatch(events, results, {started, at: claimed.at, released}, (sent) => this.settler.settle(sent, results, pending))
+    return this.settleBatch(events, results, {at: claimed.at, claimMs: claimed.ms, released}, (sent) => this.settler.settle(sent, results, pending))
   }
 
   /**
@@ -307,7 +309,7 @@ export class Relay {
   private async settleBatch(
     events: ClaimedEvent[],
     results: Sent[],
-    t: {started: number; at: number; released: number},
+    t: BatchTimes,
     settle: (sent: ClaimedEvent[]) => Promise<DrainResult>,
   ): Promise<DrainResult> {
     const sent = events.slice(0, results.length)
@@ -319,7 +321,8 @@ export class Relay {
     const outcome = await settle(sent)
     // why events were retried or failed: the first reason (each event's own is in last_error)
     const reason = results.find((r): r is Sent & {ok: false} => !r.ok)?.error
-    const ms = performance.now() - t.started
+    // from the claim sent: under a held horizon it is the claim that grows, not the publish
+    const ms = performance.now() - t.at
     this.metrics.observeBatch(ms / 1000)
     this.logger.info('batch', {
       claimed: events.length,
@@ -328,6 +331,7 @@ export class Relay {
       failed: outcome.failed,
       released: t.released || undefined,
       ms: Math.round(ms * 10) / 10,
+      claimMs: Math.round(t.claimMs * 10) / 10,
       error: reason === undefined ? undefined : clip(reason, 200),
     })
     return reason === undefined ? outcome : {...outcome, error: clip(reason, 300)}

@@ -29,7 +29,16 @@ export interface TransactionCycle {
   /** the relay's publish of a claimed batch: what was sent (results), and what was not */
   sendHalves(events: ClaimedEvent[], at: number): Promise<{results: Sent[]; unsent: ClaimedEvent[]}>
   /** the relay's settle-count-log of a batch, around `settle` */
-  settleBatch(events: ClaimedEvent[], results: Sent[], t: {started: number; at: number; released: number}, settle: (sent: ClaimedEvent[]) => Promise<DrainResult>): Promise<DrainResult>
+  settleBatch(events: ClaimedEvent[], results: Sent[], t: BatchTimes, settle: (sent: ClaimedEvent[]) => Promise<DrainResult>): Promise<DrainResult>
+  /** the relay's claim histogram */
+  observeClaim(seconds: number): void
+}
+
+/** When a batch's claim was sent (performance.now()), how long it took, and how many rows were handed back unsent. */
+export interface BatchTimes {
+  at: number
+  claimMs: number
+  released: number
 }
 
 /** The dialect's transaction lease and a Db that can hold a connection; a usage error where there is none. */
@@ -44,6 +53,7 @@ export function transactionLeaseOf(db: Db): TransactionLeasePart {
 /** One batch under the transaction lease: claim -> publish -> mark + COMMIT. Undefined when nothing was claimable. */
 export async function transactionCycle(c: TransactionCycle): Promise<DrainResult | undefined> {
   const {part} = c
+  const claimSent = performance.now()
   const from = await c.mark?.before(c.db, c.names)
   const options = from === undefined ? c.claim : {...c.claim, from}
   const at = performance.now()
@@ -51,13 +61,14 @@ export async function transactionCycle(c: TransactionCycle): Promise<DrainResult
   let broken = true // released whole only after a COMMIT or ROLLBACK went through
   try {
     const opened = await held.script([...part.begin(c.claim.leaseMs), part.claim(c.names, options)])
+    const claimMs = performance.now() - claimSent
+    c.observeClaim(claimMs / 1000)
     const events = opened[opened.length - 1].rows.map((row) => toClaimedEvent(c.db.dialect, row))
     if (events.length === 0) {
       await held.script([part.commit])
       broken = false
       return undefined
     }
-    const started = performance.now()
     failpoint('relay.after-claim')
     if (c.stopping()) {
       // nothing of this batch is in flight: the rollback frees it all
@@ -68,7 +79,7 @@ export async function transactionCycle(c: TransactionCycle): Promise<DrainResult
     }
     const {results, unsent} = await c.sendHalves(events, at)
     // the unsent half is not marked: the commit frees it with the rest of the locks
-    const outcome = await c.settleBatch(events, results, {started, at, released: unsent.length}, (sent) => commitBatch(c, part, held, sent, results))
+    const outcome = await c.settleBatch(events, results, {at: claimSent, claimMs, released: unsent.length}, (sent) => commitBatch(c, part, held, sent, results))
     broken = false
     return outcome
   } finally {

@@ -193,6 +193,12 @@ describe('outbox relay (sqlite)', () => {
     expect(metrics).toMatch(new RegExp(`^outbox_pending\\{table="${names.outbox}"\\} 0$`, 'm'))
     expect(metrics).toMatch(/^outbox_latency_seconds\{.*quantile="0.5"\} /m)
     expect(metrics).toMatch(/^outbox_relay_batch_seconds_count 1$/m)
+    // every claim is timed, the empty polls after the batch too
+    const claims = Number(/^outbox_relay_claim_seconds_count (\d+)$/m.exec(metrics)?.[1])
+    expect(claims).toBeGreaterThanOrEqual(2)
+    const batchLine = relay.stderr().split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.msg === 'batch')
+    expect(batchLine.claimMs).toBeGreaterThan(0)
+    expect(batchLine.ms).toBeGreaterThanOrEqual(batchLine.claimMs)
     expect(metrics).toMatch(/^outbox_database_up 1$/m)
     relay.child.kill('SIGTERM')
     const run = await relay.done

@@ -8,6 +8,7 @@ import {raw, sql, type TableNames} from '../../dialects/index.js'
 import {openDb, type Db} from '../../src/db/index.js'
 import {replay} from '../../src/ops/replay.js'
 import {writeEvent} from '../../src/producer.js'
+import {claimMarkFor} from '../../src/relay/claim-mark.js'
 import {Relay, type RelayOptions} from '../../src/relay/relay.js'
 import {RecordingPublisher, sleep, until} from '../helpers/publishers.js'
 import {targets} from '../helpers/targets.js'
@@ -135,6 +136,31 @@ describe.skipIf(!pg.available)('claim from the low-water mark on postgres', () =
     if (!far.dipped) expect(far.resent).toBe(0)
     // reset every 1.5 s: all three are sent again within it (and a few polls)
     expect((await check(1500, 3000)).resent).toBe(3)
+  })
+
+  it('the walk from -infinity every reset interval runs beside the claims and lowers the mark to replayed rows', async () => {
+    const producer = await client()
+    const ids: string[] = []
+    for (let n = 0; n < 3; n++) ids.push(await produce(producer, 200 + n))
+    const outbox = raw(db.dialect.render.table(names, 'outbox'))
+    await db.execute(sql`UPDATE ${outbox} SET published_at = now() WHERE published_at IS NULL`)
+    const mark = claimMarkFor(db.dialect, 'mark', {refreshMs: 1, resetMs: 300})!
+    expect(await mark.before(db, names)).toBe(NONE) // a start: claims from -infinity
+    await sleep(5)
+    const moved = await mark.before(db, names)
+    expect(await allAtOrBelow([moved], await createdAt(ids[2]))).toBe(false) // nothing pending: the mark is now()
+    expect((await replay(db, names, {ids})).replayed).toBe(3)
+    // before the reset interval the mark only moves up: the replayed rows wait below it
+    await sleep(5)
+    expect(await allAtOrBelow([await mark.before(db, names)], await createdAt(ids[2]))).toBe(false)
+    await sleep(300)
+    // the interval is over: the claim does not wait for the walk, nor go back to -infinity
+    const during = await mark.before(db, names)
+    expect(mark.walk).toBeDefined()
+    expect(during).not.toBe(NONE)
+    await mark.walk
+    expect(await allAtOrBelow([mark.current], await createdAt(ids[0]))).toBe(true)
+    expect(await allAtOrBelow([await mark.before(db, names)], await createdAt(ids[0]))).toBe(true)
   })
 
   describe('a writer whose start the relay cannot read', () => {

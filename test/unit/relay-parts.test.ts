@@ -87,6 +87,12 @@ describe('metrics and logs', () => {
     expect(text).toMatch(/^outbox_relay_batch_seconds_bucket\{le="5"\} 2$/m)
     expect(text).toMatch(/^outbox_relay_batch_seconds_bucket\{le="\+Inf"\} 2$/m)
     expect(text).toMatch(/^outbox_relay_batch_seconds_count 2$/m)
+    // the claim's histogram is its own: observed per claim, none here yet
+    expect(text).toMatch(/^# TYPE outbox_relay_claim_seconds histogram$/m)
+    expect(text).toMatch(/^outbox_relay_claim_seconds_count 0$/m)
+    m.observeClaim(0.3)
+    expect(m.render()).toMatch(/^outbox_relay_claim_seconds_bucket\{le="0.25"\} 0\noutbox_relay_claim_seconds_bucket\{le="0.5"\} 1$/m)
+    expect(m.batches).toBe(2)
   })
   it('logs plain or JSON lines with no password in them', () => {
     const stream = new PassThrough()
