@@ -155,7 +155,7 @@ for (const target of matrix) {
 
 const BROKERS = {amqp: await broker('amqp'), nats: await broker('nats'), redis: await broker('redis')}
 for (const [kind, b] of Object.entries(BROKERS) as [keyof typeof BROKERS, (typeof BROKERS)['amqp']][]) {
-  const moments = [starting, setup, workersUp, faultProxy('broker-down')]
+  const moments = [starting, setup, workersUp, faultProxy('broker-down'), faultProxy('hang')]
   describe.skipIf(!b.available || process.platform !== 'linux')(`chaos stopped by a signal with --broker ${kind} (SQLite)`, () => {
     it.each(moments.map((m, i) => [m.name, signalFor(i + 1), m] as const))('%s, %s: no queue, stream or key, no table, no worker left, exit 130/143', {timeout: 150_000}, async (_, signal, moment) => {
       const url = sqliteUrl()
