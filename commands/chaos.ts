@@ -40,7 +40,7 @@ Exit codes: 0 every invariant held and every step was exercised, 1 a violation o
     url: Flags.string({description: 'PostgreSQL or MySQL/MariaDB URL, or sqlite:PATH (default: a temporary SQLite file)', helpValue: 'URL'}),
     steps: names(STEPS, {none: true})({description: `steps to kill at, comma-separated (default all: ${STEPS.join(', ')}; "none" for scenarios only)`, helpValue: 'STEP,...'}),
     scenarios: names(SCENARIOS, {none: true})({
-      description: `scenarios beyond kills (default all that apply: ${SCENARIOS.join(', ')}; commit-unknown and db-cut need a database server (--url); with --broker only those, broker-down, concurrent-relays and slow-ack, the others are staged by the loopback broker; "none" for kills only)`,
+      description: `scenarios beyond kills (default all that apply: ${SCENARIOS.join(', ')}; commit-unknown and db-cut need a database server (--url); with --broker only those, broker-down, concurrent-relays, hang and slow-ack (out-of-order and poison are staged by the loopback broker); "none" for kills only)`,
       helpValue: 'NAME,...',
     }),
     iterations: Flags.integer({description: 'runs per step and per scenario (each iteration of a step is killed at another pass)', default: 1, min: 1}),

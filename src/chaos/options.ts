@@ -103,12 +103,12 @@ export async function checkOptions(options: ChaosOptions): Promise<CheckedOption
   // the fault proxy stands before a server reached over TCP: not a database file, not a socket
   const wire = options.url ? (await dialectOfUrl(options.url)).wire : undefined
   const server = Boolean(options.url && wire?.target(options.url))
-  // reordering, poison and hang are staged by the loopback broker; a real one runs the rest
+  // reordering and poison are staged by the loopback broker; a real one runs the rest
   const scenarios = options.scenarios ?? SCENARIOS.filter((x) => !(broker && LOOPBACK_ONLY.includes(x)) && (server || !SERVER_ONLY.includes(x)))
   const unknownScenarios = scenarios.filter((x) => !SCENARIOS.includes(x))
   if (unknownScenarios.length) throw new UsageError(`unknown scenario ${unknownScenarios.join(', ')}`, `Scenarios: ${SCENARIOS.join(', ')}`)
   const needLoopback = broker ? scenarios.filter((x) => LOOPBACK_ONLY.includes(x)) : []
-  if (needLoopback.length) throw new UsageError((o) => `scenario ${needLoopback.join(', ')} needs the loopback broker, not ${o('broker')}`, (o) => `Drop ${o('broker')} for it, or choose ${o('scenarios')} broker-down,concurrent-relays,slow-ack`)
+  if (needLoopback.length) throw new UsageError((o) => `scenario ${needLoopback.join(', ')} needs the loopback broker, not ${o('broker')}`, (o) => `Drop ${o('broker')} for it, or choose ${o('scenarios')} broker-down,concurrent-relays,hang,slow-ack`)
   const needServer = server ? [] : scenarios.filter((x) => SERVER_ONLY.includes(x))
   if (needServer.length) {
     throw new UsageError(

@@ -122,13 +122,13 @@ export async function highestAttempts(db: Db, t: RunTables): Promise<number> {
 }
 
 /**
- * Real brokers: every published event has a delivery the broker took the ack of. A consumer
- * killed between its commit and its ack leaves none: the run waits for the redelivery (after
- * NATS's AckWait, or Redis's claim idle time), and the caller then waits for quiet.
+ * Real brokers: the published events without a delivery the broker took the ack of (0: all
+ * handled). A consumer killed between its commit and its ack leaves none: the run waits for the
+ * redelivery (after NATS's AckWait, or Redis's claim idle time), and the caller then waits for quiet.
  */
-export async function allHandled(db: Db, t: RunTables): Promise<boolean> {
+export async function unhandledCount(db: Db, t: RunTables): Promise<number> {
   const d = db.dialect
   const [row] = await db.query<{n: unknown}>(sql`SELECT COUNT(*) AS n FROM ${q(d, t.outbox.outbox)} e WHERE e.published_at IS NOT NULL
   AND NOT EXISTS (SELECT 1 FROM ${q(d, t.deliveries)} x WHERE x.event_id = CAST(e.id AS CHAR(36)) AND x.acked = 1)`)
-  return Number(row.n) === 0
+  return Number(row.n)
 }

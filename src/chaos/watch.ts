@@ -4,14 +4,14 @@
 import type {Run} from './run.js'
 import type {Stage} from './scenarios/types.js'
 import {Deadline} from './deadline.js'
-import {allHandled, countPending} from './tables.js'
+import {countPending, unhandledCount} from './tables.js'
 import {classifyExit} from './workers/worker-process.js'
 
 const TICK_MS = 40
 /**
  * How long a drained run must stay quiet: a kill right after the last mark must not be missed,
  * and a real broker's resends of events already handled (relay.after-send) must have come
- * through. (A redelivery after a consumer kill is waited for by allHandled: no ack, no drain.)
+ * through. (A redelivery after a consumer kill is waited for by unhandledCount: no ack, no drain.)
  */
 const QUIET_MS = {loopback: 200, realBroker: 2000}
 /** on the loopback broker, once every armed failpoint has fired: no kill is left to miss */
@@ -58,16 +58,20 @@ export async function watch(run: Run, stage: Stage): Promise<void> {
       }
       if (aborted) break
       const lastOp = run.workers.get('producer')?.lastOp
-      if (lastOp !== undefined) deadline.see(`${lastOp} ${run.kills.length} ${run.loopback?.stats.acked}`)
+      // one picture of the run a tick (two that alternate would be progress on every tick)
+      const progress = `${lastOp} ${run.kills.length} ${run.loopback?.stats.acked}`
       stage.onTick?.()
       if (!producerDone) {
+        if (lastOp !== undefined) deadline.see(progress)
         if (deadline.passed()) break
         continue
       }
       const pending = await countPending(s.db, run.tables)
-      deadline.see(`${pending} pending ${run.loopback?.stats.acked}`)
+      // a real broker's consumer: its acks, read from the run's tables
+      const unhandled = pending === 0 && !run.loopback ? await unhandledCount(s.db, run.tables) : undefined
+      deadline.see(`${progress} ${pending} pending ${unhandled} unhandled`)
       stage.onDraining?.(pending)
-      const quiet = pending === 0 && !stage.settling?.() && (run.loopback ? run.loopback.idle() : await allHandled(s.db, run.tables))
+      const quiet = pending === 0 && !stage.settling?.() && (run.loopback ? run.loopback.idle() : unhandled === 0)
       if (!quiet) settledSince = 0
       else if (!settledSince) settledSince = Date.now()
       else if (Date.now() - settledSince >= quietMs(run)) {

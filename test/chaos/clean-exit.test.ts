@@ -46,12 +46,13 @@ interface Moment {
 const starting: Moment = {name: 'at the start (its seed line just printed)', args: () => ONE_STEP, when: (w) => until(() => /seed \d+/.test(w.stderr()), 60_000, 'the seed line'), early: true}
 const setup: Moment = {name: 'in the setup (its first scratch table just appeared)', args: () => ONE_STEP, when: (w) => until(() => w.prefixes.size > 0, 60_000, 'a scratch table')}
 const workersUp: Moment = {name: 'mid-run, workers alive', args: () => ONE_STEP, when: (w) => until(() => w.workers() >= 2, 60_000, 'live workers')}
-const faultProxy = (scenario: string): Moment => ({
+/** afterMs: past the workers' start (hang on a real broker: into its black hole, which opens at the first publish) */
+const faultProxy = (scenario: string, afterMs = 400): Moment => ({
   name: `during the fault-proxy scenario ${scenario}`,
   args: () => ['--steps', 'none', '--scenarios', scenario],
   when: async (w) => {
     await until(() => w.workers() >= 2, 60_000, 'live workers')
-    await sleep(400)
+    await sleep(afterMs)
   },
 })
 const writingReport: Moment = {
@@ -155,7 +156,8 @@ for (const target of matrix) {
 
 const BROKERS = {amqp: await broker('amqp'), nats: await broker('nats'), redis: await broker('redis')}
 for (const [kind, b] of Object.entries(BROKERS) as [keyof typeof BROKERS, (typeof BROKERS)['amqp']][]) {
-  const moments = [starting, setup, workersUp, faultProxy('broker-down')]
+  // hang twice: SIGTERM, then SIGINT to the group (the workers get it too, mid-hang)
+  const moments = [starting, setup, workersUp, faultProxy('broker-down'), faultProxy('hang', 1500), faultProxy('hang', 1500)]
   describe.skipIf(!b.available || process.platform !== 'linux')(`chaos stopped by a signal with --broker ${kind} (SQLite)`, () => {
     it.each(moments.map((m, i) => [m.name, signalFor(i + 1), m] as const))('%s, %s: no queue, stream or key, no table, no worker left, exit 130/143', {timeout: 150_000}, async (_, signal, moment) => {
       const url = sqliteUrl()

@@ -147,10 +147,10 @@ const BROKERS = {amqp: await broker('amqp'), nats: await broker('nats'), redis: 
 const AMQP_URL = BROKERS.amqp.url
 
 describe.skipIf(!BROKERS.amqp.available)('outbox chaos through RabbitMQ (SQLite)', () => {
-  it('every step, broker-down and slow-ack (through the fault proxy) and concurrent relays through the relay\'s amqp publisher and the amqp consumer runtime', {timeout: 180_000}, () => {
+  it('every step, broker-down, hang and slow-ack (through the fault proxy) and concurrent relays through the relay\'s amqp publisher and the amqp consumer runtime', {timeout: 180_000}, () => {
     const {status, report, stderr} = chaos(['--broker', AMQP_URL, '--json'])
     expect(report, stderr).toBeDefined()
-    expect(report!.cases.map((c) => c.case)).toEqual([...STEPS, 'broker-down', 'concurrent-relays', 'slow-ack'])
+    expect(report!.cases.map((c) => c.case)).toEqual([...STEPS, 'broker-down', 'concurrent-relays', 'hang', 'slow-ack'])
     for (const c of report!.cases) expect({case: c.case, verdict: c.verdict, violations: c.violations}).toEqual({case: c.case, verdict: 'pass', violations: []})
     expect(status).toBe(0)
     expect(report!.broker).toBe('amqp://***@127.0.0.1:5672')

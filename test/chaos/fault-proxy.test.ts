@@ -5,6 +5,8 @@
 import {randomBytes} from 'node:crypto'
 import {afterAll, describe, expect, it, vi} from 'vitest'
 import {raw, sql, isCommit} from '../../dialects/index.js'
+import type {Socket} from 'node:net'
+import type {AckProtocol} from '../../src/chaos/proxy/acks.js'
 import {cutSocket, FaultProxy, proxyFor} from '../../src/chaos/proxy/fault-proxy.js'
 import {openDb, type Db} from '../../src/db/index.js'
 import {targets} from '../helpers/targets.js'
@@ -127,13 +129,15 @@ describe('the fault proxy cutting a connection whose end has begun', () => {
 })
 
 // Faults that last until they were hit: answers held until released; a client that gave up on
-// a request a black hole swallowed (plain TCP, an echo server behind the proxy).
+// a request a black hole swallowed; a black hole opened by a publish ack; a connection it held
+// staying hung (plain TCP, an echo server behind the proxy: what a client sends is the answer).
 describe('the fault proxy holding answers and seeing a client give up', () => {
-  async function echoBehindProxy() {
+  async function echoBehindProxy(acks?: AckProtocol) {
     const {createServer, connect} = await import('node:net')
-    const server = createServer((s) => s.on('error', () => {}).pipe(s))
+    const accepted: Socket[] = []
+    const server = createServer((s) => accepted.push(s.on('error', () => {}).pipe(s)))
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-    const proxy = new FaultProxy({host: '127.0.0.1', port: (server.address() as {port: number}).port})
+    const proxy = new FaultProxy({host: '127.0.0.1', port: (server.address() as {port: number}).port}, undefined, acks)
     const port = await proxy.start()
     const client = async () => {
       const socket = connect(port, '127.0.0.1')
@@ -147,7 +151,7 @@ describe('the fault proxy holding answers and seeing a client give up', () => {
       await proxy.stop()
       await new Promise<void>((resolve) => server.close(() => resolve()))
     }
-    return {proxy, client, close}
+    return {proxy, client, close, accepted}
   }
 
   it('holds what delay would delay until releaseAnswers, however long, in order; then delays as before', {timeout: 20_000}, async () => {
@@ -189,6 +193,51 @@ describe('the fault proxy holding answers and seeing a client give up', () => {
     await sleep(200)
     expect(proxy.stats.abandoned).toBe(1)
     expect(gaveUp.received).toEqual([])
+    await close()
+  })
+
+  it('keeps a connection it black-holed hung after the hole closed, its server\'s end never reaching the client; new ones pass', {timeout: 20_000}, async () => {
+    const {proxy, client, close, accepted} = await echoBehindProxy()
+    const held = await client()
+    let heldClosed = false
+    held.socket.once('close', () => (heldClosed = true))
+    proxy.setMode({kind: 'blackhole'})
+    held.socket.write('lost')
+    await vi.waitFor(() => expect(proxy.stats.swallowed).toBe(1))
+    proxy.setMode({kind: 'pass'})
+    const fresh = await client()
+    fresh.socket.write('hello')
+    await vi.waitFor(() => expect(fresh.received.join('')).toBe('hello'))
+    held.socket.write('again')
+    await vi.waitFor(() => expect(proxy.stats.swallowed).toBe(2))
+    // the server ends it (a broker that missed the heartbeats): no FIN, no reset for the client
+    accepted[0].destroy()
+    await sleep(300)
+    expect({heldClosed, received: held.received}).toEqual({heldClosed: false, received: []})
+    held.socket.destroy()
+    await vi.waitFor(() => expect(proxy.stats.abandoned).toBe(1))
+    fresh.socket.destroy()
+    await close()
+  })
+
+  it('says when a publish ack went to a client, in time to black-hole the client\'s next request', {timeout: 20_000}, async () => {
+    const {proxy, client, close} = await echoBehindProxy('redis')
+    let holed = false
+    void proxy.acked().then(() => {
+      proxy.setMode({kind: 'blackhole'})
+      holed = true
+    })
+    const c = await client()
+    c.socket.write('+OK\r\n') // no ack: passes
+    await vi.waitFor(() => expect(c.received.join('')).toBe('+OK\r\n'))
+    expect(holed).toBe(false)
+    c.socket.write('$15\r\n1700000000000-0\r\n') // an XADD's answer: the ack itself goes through
+    await vi.waitFor(() => expect(holed).toBe(true))
+    expect({acks: proxy.stats.acks, received: c.received.join('')}).toEqual({acks: 1, received: '+OK\r\n$15\r\n1700000000000-0\r\n'})
+    c.socket.write('next')
+    await vi.waitFor(() => expect(proxy.stats.swallowed).toBe(1))
+    await proxy.acked() // at once, once one went
+    c.socket.destroy()
     await close()
   })
 })

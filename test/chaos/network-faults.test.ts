@@ -1,8 +1,8 @@
 // The scenarios staged by the fault proxy, on real worker processes: commit-unknown and db-cut
 // on PostgreSQL and MariaDB (either outcome of a COMMIT without an answer; connections cut
-// mid-batch), hang on the loopback broker, slow-ack there and on RabbitMQ, NATS and Redis
-// (their publish acks held back), broker-down on the three; each passes with the
-// pattern and reports the broken strategy it is there to catch.
+// mid-batch), hang and slow-ack on the loopback broker and on RabbitMQ, NATS and Redis (their
+// connections black-holed; their publish acks held back), broker-down on the three; each passes
+// with the pattern and reports the broken strategy it is there to catch.
 import {existsSync} from 'node:fs'
 import {describe, expect, it} from 'vitest'
 import type {ChaosReport, runChaos as RunChaos} from '../../src/chaos/runner.js'
@@ -108,20 +108,28 @@ for (const name of ['amqp', 'nats', 'redis'] as const) {
   })
 }
 
-for (const name of ['amqp', 'nats', 'redis'] as const) {
-  const real = await broker(name)
-  describe.skipIf(!real.available)(`broker-down on a real broker (SQLite, ${name} behind the fault proxy)`, () => {
-    it('the relay\'s connections reset for a while: retried, delivered once; a relay that takes a refused publish for a published one loses events', {timeout: 120_000}, async () => {
-      const ok = await runChaos({broker: real.url, steps: [], scenarios: ['broker-down'], seed: 3})
-      const [run] = runsOf(ok, 'broker-down')
-      expect({verdict: run.verdict, note: run.note, violations: run.violations}).toEqual({verdict: 'pass', note: undefined, violations: []})
-      expect(run.lost + run.duplicateEffects).toBe(0)
+// On a real broker each fault passes with the pattern, and the relay that takes a publish that
+// got no answer for a published one loses events: what never reached the broker never drains,
+// so a short run timeout ends that run (long enough for the producer to be done on a loaded
+// machine, or nothing is committed yet to be lost).
+const LOSES_A_PUBLISH = {
+  'broker-down': {proxy: 'behind the fault proxy', it: "the relay's connections reset for a while: retried, delivered once; a relay that takes a refused publish for a published one loses events"},
+  hang: {proxy: 'black-holed by the fault proxy', it: 'relay and consumer give up on their hung connections within their timeouts and connect again: delivered once; a relay that takes a timed-out publish for a published one loses events'},
+} as const
+for (const [scenario, t] of Object.entries(LOSES_A_PUBLISH) as [keyof typeof LOSES_A_PUBLISH, (typeof LOSES_A_PUBLISH)[keyof typeof LOSES_A_PUBLISH]][]) {
+  for (const name of ['amqp', 'nats', 'redis'] as const) {
+    const real = await broker(name)
+    describe.skipIf(!real.available)(`${scenario} on a real broker (SQLite, ${name} ${t.proxy})`, () => {
+      it(t.it, {timeout: 120_000}, async () => {
+        const ok = await runChaos({broker: real.url, steps: [], scenarios: [scenario], seed: 3})
+        const [run] = runsOf(ok, scenario)
+        expect({verdict: run.verdict, note: run.note, violations: run.violations}).toEqual({verdict: 'pass', note: undefined, violations: []})
+        expect(run.lost + run.duplicateEffects).toBe(0)
 
-      // what never reached the broker never drains: a short run timeout ends that run (long enough
-      // for the producer to be done on a loaded machine, or nothing is committed yet to be lost)
-      const broken = await runChaos({broker: real.url, steps: [], scenarios: ['broker-down'], strategy: 'outbox-lost-is-published', seed: 3, runTimeoutMs: 15_000})
-      expect(broken.ok).toBe(false)
-      expect(invariantsOf(broken, 'broker-down')).toContain('delivered: committed events that never reached the consumer (lost)')
+        const broken = await runChaos({broker: real.url, steps: [], scenarios: [scenario], strategy: 'outbox-lost-is-published', seed: 3, runTimeoutMs: 15_000})
+        expect(broken.ok).toBe(false)
+        expect(invariantsOf(broken, scenario)).toContain('delivered: committed events that never reached the consumer (lost)')
+      })
     })
-  })
+  }
 }

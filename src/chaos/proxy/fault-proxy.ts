@@ -1,6 +1,7 @@
 // A TCP proxy in the harness, between worker processes and a real server (database or broker):
 // it passes bytes through, delays them, black-holes them (accepts, reads, never answers, never
-// resets), or cuts connections (a TCP reset). With the server's wire part (dialects/wire.ts) it
+// resets; a connection it swallowed bytes of stays silent for good), or cuts connections (a TCP
+// reset). With the server's wire part (dialects/wire.ts) it
 // follows the client's statements and cuts a connection at a protocol moment: when the client
 // sends a statement (COMMIT), before the server sees it, or once the server has answered it,
 // the answer dropped (the client never learns whether its COMMIT happened). Before a broker, with
@@ -39,6 +40,8 @@ export interface ProxyStats {
   abandoned: number
   /** connections reset on arrival in refuse mode */
   refused: number
+  /** publish acks passed to clients, held back or not (a proxy made with an ack protocol) */
+  acks: number
   /** publish acks held back (delay-acks) */
   delayedAcks: number
   /** of those, acks of a publish the broker already had (a resend it dropped) */
@@ -50,6 +53,12 @@ class Link {
   cutOnAnswer = false
   /** a black hole swallowed bytes of the client's: its request will never be answered */
   swallowedRequest = false
+  /**
+   * a black hole swallowed bytes on it, either way: it stays a black hole whatever the mode (the
+   * bytes it lost leave its stream out of step, as a connection a dead route drops stays hung),
+   * and the server's end of it never reaches the client: its client must give up on it itself
+   */
+  holed = false
   /** the proxy cut (or saw the server end) the link: a close that follows is not the client's own */
   ended = false
   /** the server's units held back, in order, and the timer that lets the first go */
@@ -88,12 +97,13 @@ export class FaultProxy {
   port = 0
   /** delayed chunks not forwarded yet */
   inFlight = 0
-  readonly stats: ProxyStats = {connections: 0, cuts: 0, statementCuts: 0, opaque: 0, swallowed: 0, abandoned: 0, refused: 0, delayedAcks: 0, duplicateAcks: 0}
+  readonly stats: ProxyStats = {connections: 0, cuts: 0, statementCuts: 0, opaque: 0, swallowed: 0, abandoned: 0, refused: 0, acks: 0, delayedAcks: 0, duplicateAcks: 0}
   private mode: ProxyMode = {kind: 'pass'}
   private rule?: StatementCut & {seen: number}
   private server?: Server
   private readonly links = new Set<Link>()
   private readonly cutWaiters: (() => void)[] = []
+  private readonly ackWaiters: (() => void)[] = []
   /** the answers the delay modes delay are held until releaseAnswers() */
   private gated = false
   /** when the oldest answer still held by holdAnswers() came (0: none) */
@@ -155,6 +165,15 @@ export class FaultProxy {
     return new Promise((resolve) => this.cutWaiters.push(resolve))
   }
 
+  /**
+   * Resolves once a publish ack went to a client (a proxy made with an ack protocol; at once when
+   * one did): in the same turn as its bytes, so that a mode set then meets the client's next request.
+   */
+  acked(): Promise<void> {
+    if (this.stats.acks > 0) return Promise.resolve()
+    return new Promise((resolve) => this.ackWaiters.push(resolve))
+  }
+
   /** Resets every open connection (new ones are accepted as the mode says). */
   cutAll(): void {
     for (const link of this.links) this.cutLink(link)
@@ -186,10 +205,13 @@ export class FaultProxy {
       this.stats.abandoned++
     }
     for (const event of ['end', 'error', 'close']) client.on(event, gaveUp)
+    // the server's end of a held connection goes nowhere: its client is left hanging
+    const serverGone = (s: Socket) => s === server && link.holed && !client.destroyed
     for (const s of [client, server]) {
       s.setNoDelay(true)
-      s.on('error', () => link.cut())
+      s.on('error', () => serverGone(s) || link.cut())
       s.on('close', () => {
+        if (serverGone(s)) return
         link.cut()
         this.links.delete(link)
         clearTimeout(link.releasing)
@@ -201,7 +223,7 @@ export class FaultProxy {
   }
 
   private fromClient(link: Link, chunk: Buffer): void {
-    if (this.mode.kind === 'blackhole') {
+    if (this.swallows(link)) {
       link.swallowedRequest = true
       return void this.stats.swallowed++
     }
@@ -223,7 +245,7 @@ export class FaultProxy {
   }
 
   private fromServer(link: Link, chunk: Buffer): void {
-    if (this.mode.kind === 'blackhole') return void this.stats.swallowed++
+    if (this.swallows(link)) return void this.stats.swallowed++
     if (link.cutOnAnswer) {
       // the server ran the statement and answered: the client never hears it
       this.cutLink(link)
@@ -236,6 +258,12 @@ export class FaultProxy {
     this.forward(link.client, chunk)
   }
 
+  /** In a black hole, or a connection one held once: the chunk goes nowhere. */
+  private swallows(link: Link): boolean {
+    if (this.mode.kind === 'blackhole') link.holed = true
+    return link.holed
+  }
+
   /** Whole units of the broker's protocol: acks held back in delay-acks, and what follows them, to keep the order. */
   private forwardUnits(link: Link, chunk: Buffer): void {
     const mode = this.mode
@@ -246,6 +274,7 @@ export class FaultProxy {
         if (unit.duplicate) this.stats.duplicateAcks++
       }
       this.queue(link, unit.bytes, delayed)
+      if (unit.ack && this.stats.acks++ === 0) this.ackWaiters.splice(0).forEach((w) => w())
     }
   }
 

@@ -43,12 +43,17 @@ export interface RelaySettings {
   backoff: {baseMs: number; capMs: number}
 }
 
-/** How the consumer asks the loopback broker for its next message. */
+/** How the consumer asks the loopback broker for its next message, and how long a real broker may stay silent. */
 export interface ConsumerPoll {
   /** the broker holds a request this long when it has nothing */
   waitMs: number
   /** beyond the wait: a request unanswered by then is given up on (the broker is hung) and asked again */
   giveUpMs: number
+  /**
+   * with --broker: the consumer runtime's timeoutMs (connect; RabbitMQ heartbeats, NATS and Redis
+   * pings at half of it): a silent connection is given up on after about that long (default: the runtime's)
+   */
+  brokerTimeoutMs?: number
 }
 
 /** The harness's view of a worker process. */
@@ -88,7 +93,7 @@ export interface RunUnderTest {
   /** relay processes the run starts */
   relays: number
   readonly relay: RelaySettings
-  /** what the consumer worker is started with (loopback broker only) */
+  /** what the consumer worker is started with (the loopback broker's poll; a real broker's timeout) */
   readonly consumerPoll: ConsumerPoll
   /** the run's workers by name, as spawned so far */
   readonly workers: ReadonlyMap<string, WorkerView>

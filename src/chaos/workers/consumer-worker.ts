@@ -5,12 +5,14 @@
 // logged when taken and its outcome once the loop settles it; the consumer.after-commit
 // failpoint fires there, inside the loop's ack call, after the commit and before the broker
 // hears of it. The broken modes (strategies.ts) change what the loop is given (a consumer
-// without an inbox, deliveries acked on receipt, a failed one acked), never the loop.
+// without an inbox, deliveries acked on receipt, a failed one acked), never the loop. A lost
+// broker connection ends the runtime's run, as it ends `outbox consume` for its supervisor to
+// start it again: here the worker is that supervisor (the hang scenario's silent connections).
 import {randomUUID} from 'node:crypto'
 import type {Consumer, ConsumeOutcome} from '../../consumer.js'
 import {MessageDecodeError} from '../../consume/event.js'
 import {DEFAULT_MAX_ATTEMPTS, runLoop, type DeliverySource, type EventHandler, type LoopOptions} from '../../consume/loop.js'
-import {runOn} from '../../consume/runtime.js'
+import {pause, runOn} from '../../consume/runtime.js'
 import {Consumer as InboxConsumer} from '../../consumer.js'
 import {failpoint} from '../../core/failpoints.js'
 import type {Db} from '../../db/index.js'
@@ -23,6 +25,11 @@ import type {WorkerConfig} from './worker.js'
 
 /** ack-first: long enough for the event loop to send the early ack to the broker */
 const ACK_FLUSH_MS = 50
+/** a supervisor's pause before it starts a consumer whose broker went away again */
+const RESTART_MS = 100
+
+/** The runtime lost its broker connection, or could not open one: what a supervisor restarts it after. */
+const brokerGone = (error: unknown) => /^(lost the (RabbitMQ|NATS) connection|cannot reach (RabbitMQ|NATS|Redis) at)\b/.test(String((error as Error)?.message))
 
 /** What the delivery log says of a delivery: the loop's outcome, or what else became of it. */
 type Settled = ConsumeOutcome | 'dead-lettered' | 'acked'
@@ -93,12 +100,23 @@ export async function runConsumer(config: WorkerConfig, db: Db, scenario: Scenar
   }
 
   const options: Omit<LoopOptions, 'consumer'> = {handler, signal: stop, logger: createLogger({quiet: true, secrets: [config.url, config.broker.url]})}
-  if (config.consumerMode === 'naive') {
-    // the outage check is the shipped Consumer's (it only pings the database)
-    const ping = new InboxConsumer(db, {consumer: config.consumerName, tables: t.outbox})
-    await runLoop(await open(), {...options, consumer: naiveConsumer(db), databaseReachable: () => ping.reachable()})
-  } else {
-    await runOn(open, {...options, db, consumer: config.consumerName, tables: t.outbox, checkVersion: true})
+  const consume = async () => {
+    if (config.consumerMode === 'naive') {
+      // the outage check is the shipped Consumer's (it only pings the database)
+      const ping = new InboxConsumer(db, {consumer: config.consumerName, tables: t.outbox})
+      await runLoop(await open(), {...options, consumer: naiveConsumer(db), databaseReachable: () => ping.reachable()})
+    } else {
+      await runOn(open, {...options, db, consumer: config.consumerName, tables: t.outbox, checkVersion: true})
+    }
+  }
+  for (;;) {
+    try {
+      return await consume()
+    } catch (error) {
+      if (stop.aborted || !brokerGone(error)) throw error
+      await pause(RESTART_MS, stop)
+      if (stop.aborted) return
+    }
   }
 }
 

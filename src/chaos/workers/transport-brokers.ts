@@ -36,16 +36,19 @@ export async function brokerPublisher(spec: RealBroker, prefix: string, timeoutM
   return createPublisher('redis', {target: spec.url, stream: n.redisStream, timeoutMs})
 }
 
-/** The broker's runtime source, as `outbox consume` opens it (one message at a time). */
-export async function brokerSource(spec: RealBroker, prefix: string, consumer: string, maxAttempts: number): Promise<DeliverySource> {
+/**
+ * The broker's runtime source, as `outbox consume` opens it (one message at a time); timeoutMs:
+ * the runtime's own (connect, and how long a silent connection is kept), its default when absent.
+ */
+export async function brokerSource(spec: RealBroker, prefix: string, consumer: string, maxAttempts: number, timeoutMs?: number): Promise<DeliverySource> {
   const n = names(prefix)
-  if (spec.kind === 'amqp') return (await import('../../consume/amqp.js')).openAmqpSource({url: spec.url, queue: n.queue, exchange: n.exchange}, consumer, 1)
+  if (spec.kind === 'amqp') return (await import('../../consume/amqp.js')).openAmqpSource({url: spec.url, queue: n.queue, exchange: n.exchange, timeoutMs}, consumer, 1)
   if (spec.kind === 'nats') {
     const {openNatsSource} = await import('../../consume/nats.js')
-    return openNatsSource({url: spec.url, stream: n.stream, durable: n.durable, ackWaitMs: REDELIVER_MS}, 1, maxAttempts)
+    return openNatsSource({url: spec.url, stream: n.stream, durable: n.durable, ackWaitMs: REDELIVER_MS, timeoutMs}, 1, maxAttempts)
   }
   // the default consumer name (host-pid): a restarted consumer is another member of the group
-  return (await import('../../consume/redis.js')).openRedisSource({url: spec.url, stream: n.redisStream, claimIdleMs: REDELIVER_MS}, consumer, 1)
+  return (await import('../../consume/redis.js')).openRedisSource({url: spec.url, stream: n.redisStream, claimIdleMs: REDELIVER_MS, timeoutMs}, consumer, 1)
 }
 
 /**

@@ -49,5 +49,5 @@ export async function openPublisher(spec: BrokerSpec, prefix: string): Promise<{
 /** The consumer's source: the loopback adapter, or the real broker's shipped runtime source. */
 export async function openSource(spec: BrokerSpec, consumer: string, prefix: string, maxAttempts: number, poll?: ConsumerPoll): Promise<DeliverySource> {
   if (spec.kind === 'loopback') return (await import('./loopback-source.js')).loopbackSource(spec.url, poll)
-  return (await import('./transport-brokers.js')).brokerSource(spec, prefix, consumer, maxAttempts)
+  return (await import('./transport-brokers.js')).brokerSource(spec, prefix, consumer, maxAttempts, poll?.brokerTimeoutMs)
 }
