@@ -30,8 +30,11 @@ const PAIRS = [
   ['outbox-c1-durable', 'graphile-worker'],
   ['outbox-c4', 'graphile-worker'],
   ['outbox-c4-durable', 'graphile-worker'],
-  // graphile-worker fetches 500 at a time (its localQueue): the relay at the same size.
-  ['outbox-c4-b500', 'graphile-worker'],
+  // The relay before claims grew and started at the frontier: every claim 100, from the mark.
+  ['outbox-c1-fixed-durable', 'graphile-worker'],
+  ['outbox-c4-fixed-durable', 'graphile-worker'],
+  ['outbox-c1-durable', 'outbox-c1-fixed-durable'],
+  ['outbox-c4-durable', 'outbox-c4-fixed-durable'],
   ['outbox-c4', 'pg-transactional-outbox'],
   // The transaction lease (leaseBy 'transaction': one row version per event), durable like the peers.
   ['outbox-c1-durable-txlease', 'pg-boss-c1'],
@@ -50,7 +53,8 @@ export const peerTools = () => [
   outboxPeer({concurrency: 1, durable: true}),
   outboxPeer({concurrency: 4}),
   outboxPeer({concurrency: 4, durable: true}),
-  outboxPeer({concurrency: 4, batch: 500}),
+  outboxPeer({concurrency: 1, durable: true, fixed: true}),
+  outboxPeer({concurrency: 4, durable: true, fixed: true}),
   outboxPeer({concurrency: 1, durable: true, leaseBy: 'transaction'}),
   outboxPeer({concurrency: 4, durable: true, leaseBy: 'transaction'}),
   pgBossPeer({concurrency: 1}),
