@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // What bounds the relay's PostgreSQL drain (not a suite: run it by hand, after `npm run build`):
-//   node bench/profile-relay.js [--events 20000] [--concurrency 4] [--batch 100] [--durable] [--graphile]
+//   node bench/profile-relay.js [--events 20000] [--concurrency 4] [--batch 100] [--max-batch N] [--durable] [--graphile]
 // Prints EXPLAIN (ANALYZE, BUFFERS) of the claim and the mark at the full backlog (in a
 // transaction that is rolled back), then drains the backlog and counts, per statement kind,
 // the round trips, their client-side time and the commits; also the WAL the drain wrote
@@ -19,6 +19,8 @@ const arg = (name, fallback) => {
 const n = arg('events', 20000)
 const concurrency = arg('concurrency', 4)
 const batch = arg('batch', 100)
+// the most a claim grows to (the relay's default when not given)
+const maxBatch = arg('max-batch', undefined)
 const durable = process.argv.includes('--durable')
 const graphile = process.argv.includes('--graphile')
 
@@ -122,7 +124,7 @@ if (graphile) {
     await explain(`the same claim after VACUUM`, d.relay.claim(names, claimOptions).statement)
   }
 
-  const relay = new lib.Relay({db, publisher: noopPublisher(), tables: names, batch, concurrency, leaseMs: 60_000})
+  const relay = new lib.Relay({db, publisher: noopPublisher(), tables: names, batch, ...(maxBatch ? {maxBatch} : {}), concurrency, leaseMs: 60_000})
   const out = await walBytes(async () => {
     counting = true
     const started = performance.now()

@@ -27,7 +27,12 @@ Exit codes: 0 done (--once: nothing left pending or failed; without --once: stop
     ...tableFlags,
     publisher: Flags.string({description: 'where events go', options: ['stdout', 'http', 'amqp', 'nats', 'redis'], required: true}),
     target: Flags.string({description: 'http(s) URL to POST to, or the broker URL (amqp://, nats://, redis://); default $OUTBOX_TARGET', helpValue: 'URL', env: 'OUTBOX_TARGET'}),
-    batch: positiveInt({description: 'events per claim', default: '100', helpValue: 'N', max: 10_000}),
+    batch: positiveInt({description: 'events per claim to begin with, and the least a claim asks for', default: '100', helpValue: 'N', max: 10_000}),
+    'max-batch': positiveInt({
+      description: 'most events per claim: while claims come back full each asks for twice the last, up to this (default 10 x --batch, at most 1000; http: what fits in --lease when every request times out)',
+      helpValue: 'N',
+      max: 10_000,
+    }),
     lease: duration({description: 'lease per batch; a batch not settled within it may be taken over', default: '30s', helpValue: 'DURATION'}),
     'max-attempts': positiveInt({description: 'an event is failed when its attempts reach this', default: '10', helpValue: 'N', max: 1000}),
     backoff: backoff({description: 'retry delay BASE..CAP, exponential with jitter', default: '1s..10m', helpValue: 'BASE..CAP'}),
@@ -70,9 +75,11 @@ Exit codes: 0 done (--once: nothing left pending or failed; without --once: stop
     const settings = await resolveConnection({url: flags.url, config: flags.config, ...tableNamesFrom(flags)})
     this.secretUrl = settings.url
     if (flags.publisher === 'stdout' && this.jsonEnabled()) throw new UsageError('--json and --publisher stdout both write to stdout', 'Drop --json, or publish elsewhere')
+    if (flags['max-batch'] !== undefined && flags['max-batch'] < flags.batch) throw new UsageError(`--max-batch ${flags['max-batch']} is below --batch ${flags.batch}`, 'Raise --max-batch, or lower --batch')
     const publisher = await publisherOptions(flags)
     const relay = {
       batch: flags.batch,
+      maxBatch: flags['max-batch'],
       leaseMs: flags.lease,
       maxAttempts: flags['max-attempts'],
       backoff: flags.backoff,

@@ -6,18 +6,27 @@
 import type {TableNames} from '../../dialects/index.js'
 import type {Db} from '../db/index.js'
 import {releaseLeases, type ClaimedEvent} from './claim.js'
+import type {BatchSize} from './batch-size.js'
 import type {RelayLogger} from './options.js'
 import {errorText} from './settle.js'
 
-/** A claim's events, when it was sent (performance.now(): their lease runs from then), and its round trip in ms. */
+/**
+ * A claim's events, when it was sent (performance.now(): their lease runs from then), its round
+ * trip in ms, and how many it asked for.
+ */
 export interface Claimed {
   events: ClaimedEvent[]
   at: number
   ms: number
+  asked: number
 }
 
-/** A loop's claim in flight ahead of its current batch, if any. */
+/** A loop's state between cycles: its claim in flight ahead of its current batch, if any, and its batch size. */
 export interface Ahead {
+  /** how many the loop's next claim asks for */
+  size: BatchSize
+  /** the loop's last claim came back full (a claim may be sent ahead of its publish) */
+  full?: boolean
   next?: Promise<Claimed>
   /** the claim the loop's last cycle took had been sent ahead */
   wasAhead?: boolean

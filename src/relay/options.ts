@@ -16,8 +16,14 @@ export interface RelayOptions {
   db: Db
   publisher: Publisher
   tables?: Partial<TableNames>
-  /** events per claim (default 100) */
+  /** events per claim to begin with, and the least a claim asks for (default 100) */
   batch?: number
+  /**
+   * the most a claim asks for: while claims come back full (a backlog) each asks for twice the
+   * last, up to this, as long as a batch that size is settled well within the lease; a claim that
+   * comes back short goes back to `batch` (default 10 x batch, at most 1000, never below batch)
+   */
+  maxBatch?: number
   /** lease length (default 30s); a batch must be settled within it or another relay may take over */
   leaseMs?: number
   /** idle poll interval (default 1s) */

@@ -12,6 +12,7 @@ import {DEFAULT_BACKOFF, type Backoff} from './backoff.js'
 import {claimMarkFor, type ClaimMark} from './claim-mark.js'
 import {claimBatch, releaseLeases, type ClaimedEvent} from './claim.js'
 import {handBack, type Ahead, type Claimed} from './ahead.js'
+import {BatchSize, maxBatchFor} from './batch-size.js'
 import {RelayMetrics} from './metrics.js'
 import {addResult, checkInt, emptyResult, SILENT, type DrainResult, type RelayLogger, type RelayOptions} from './options.js'
 import {defaultOwner} from './owner.js'
@@ -41,6 +42,8 @@ export class Relay {
   private readonly db: Db
   private readonly names: TableNames
   private readonly claim: ClaimOptions
+  /** the most a claim asks for while claims come back full (./batch-size.ts) */
+  private readonly maxBatch: number
   private readonly pollMs: number
   private readonly concurrency: number
   private readonly logger: RelayLogger
@@ -68,6 +71,7 @@ export class Relay {
       owner: this.owner,
       ordering: options.ordering ?? 'none',
     }
+    this.maxBatch = maxBatchFor(this.claim.batch, options.maxBatch === undefined ? undefined : checkInt(options.maxBatch, 'maxBatch', this.claim.batch))
     this.pollMs = checkInt(options.pollMs ?? 1000, 'pollMs', 1)
     const maxAttempts = checkInt(options.maxAttempts ?? 10, 'maxAttempts', 1)
     const backoff: Backoff = options.backoff ?? DEFAULT_BACKOFF
@@ -97,6 +101,11 @@ export class Relay {
     }
   }
 
+  /** The most a claim asks for (maxBatch, or its default). */
+  get maxBatchSize(): number {
+    return this.maxBatch
+  }
+
   /** The low-water mark the claims start at (undefined with claimFrom 'start'). */
   get claimMarkValue(): string | undefined {
     return this.mark?.current
@@ -113,7 +122,7 @@ export class Relay {
     this.mark?.reset() // deliverable now includes rows made pending again below the mark
     const worker = async () => {
       const pending = new PendingMark()
-      const loop: Ahead = {}
+      const loop: Ahead = {size: this.batchSize()}
       try {
         while (!this.stopping) {
           const part = await this.cycle(pending, loop)
@@ -126,7 +135,7 @@ export class Relay {
       } finally {
         // stopped, or a database error: a claim sent ahead is handed back, and what was
         // published is marked before the drain returns
-        await handBack(this.db, this.names, this.owner, loop, this.logger)
+        await this.handBack(loop)
         await pending.flush(this.db, this.names)
       }
     }
@@ -158,7 +167,7 @@ export class Relay {
       let failures = 0
       // this loop's published events, marked by its next claim (or flushed before it waits)
       const pending = new PendingMark()
-      const ahead: Ahead = {}
+      const ahead: Ahead = {size: this.batchSize()}
       while (!this.stopping) {
         try {
           const part = await this.cycle(pending, ahead)
@@ -169,7 +178,7 @@ export class Relay {
           // broker down: claim again only after a backoff, or every claim would fail at once;
           // a claim sent ahead meanwhile is handed back, not held through the wait
           else if (part.outage) {
-            await handBack(this.db, this.names, this.owner, ahead, this.logger)
+            await this.handBack(ahead)
             await this.flushThen(pending, () => this.wakeup.sleep(this.settler.outageDelayMs))
           } else await nextTurn() // SQLite: let SIGTERM and timers in between batches
         } catch (error) {
@@ -179,11 +188,11 @@ export class Relay {
           this.metrics.errors++
           const waitMs = failureWait(this.pollMs, failures, error, this.db.dialect)
           this.logger.error('relay cycle failed', {error: errorText(error), consecutive: failures, retryInMs: waitMs})
-          await handBack(this.db, this.names, this.owner, ahead, this.logger)
+          await this.handBack(ahead)
           await this.flushThen(pending, () => this.wakeup.sleep(waitMs))
         }
       }
-      await handBack(this.db, this.names, this.owner, ahead, this.logger)
+      await this.handBack(ahead)
       await this.flushThen(pending, async () => {})
     }
     try {
@@ -193,6 +202,17 @@ export class Relay {
       await this.listener?.close().catch(() => {})
       this.listener = undefined
     }
+  }
+
+  /** A loop's claims start at `batch`, growing to maxBatch while they come back full. */
+  private batchSize(): BatchSize {
+    return new BatchSize(this.claim.batch, this.maxBatch, this.claim.leaseMs)
+  }
+
+  /** The loop's claim sent ahead, if any, given back; the next claim starts small again. */
+  private async handBack(loop: Ahead): Promise<void> {
+    loop.full = false
+    await handBack(this.db, this.names, this.owner, loop, this.logger)
   }
 
   /** Marks what the loop published before it waits or ends; a mark that fails stays pending for the next claim (or lapses). */
@@ -230,14 +250,15 @@ export class Relay {
     await attach()
   }
 
-  /** One claim (carrying the mark of `pending`), sent at `at` (performance.now()). */
-  private async claimNext(pending: PendingMark): Promise<Claimed> {
+  /** One claim of the loop's size (carrying the mark of `pending`), sent at `at` (performance.now()). */
+  private async claimNext(pending: PendingMark, loop: Ahead): Promise<Claimed> {
     const at = performance.now()
+    const asked = loop.size.next
     const from = await this.mark?.before(this.db, this.names)
     const {carried, restore} = pending.take()
     let events: ClaimedEvent[]
     try {
-      events = await claimBatch(this.db, this.names, {...this.claim, ...(from === undefined ? {} : {from}), ...(carried ? {mark: carried} : {})})
+      events = await claimBatch(this.db, this.names, {...this.claim, batch: asked, ...(from === undefined ? {} : {from}), ...(carried ? {mark: carried} : {})})
     } catch (error) {
       restore() // rolled back with the claim (or committed, unknown: a second mark changes nothing)
       throw error
@@ -245,7 +266,7 @@ export class Relay {
     if (carried) failpoint('relay.after-mark')
     const ms = performance.now() - at
     this.metrics.observeClaim(ms / 1000)
-    return {events, at, ms}
+    return {events, at, ms, asked}
   }
 
   /**
@@ -259,12 +280,13 @@ export class Relay {
    * ordering (this batch's aggregates would be held back from it), nor while the broker is down.
    */
   private async cycle(pending: PendingMark, loop: Ahead): Promise<DrainResult | undefined> {
-    if (this.txLease) return transactionCycle(this.txLease)
+    if (this.txLease) return transactionCycle(this.txLease, loop.size)
     const next = loop.next
     loop.next = undefined // taken, whether it resolves or fails
     loop.wasAhead = next !== undefined
-    const claimed = await (next ?? this.claimNext(pending))
+    const claimed = await (next ?? this.claimNext(pending, loop))
     const {events} = claimed
+    loop.full = events.length === claimed.asked
     if (events.length === 0) return undefined
     failpoint('relay.after-claim')
     if (this.stopping) {
@@ -274,15 +296,17 @@ export class Relay {
       return {published: 0, retried: 0, failed: 0, batches: 1}
     }
     const worthIt = (loop.publishMs ?? 0) >= claimed.ms * AHEAD_PUBLISH_SHARE
-    if (worthIt && events.length === this.claim.batch && this.claim.ordering !== 'aggregate' && !this.settler.down) {
-      loop.next = this.claimNext(pending)
+    if (worthIt && loop.full && this.claim.ordering !== 'aggregate' && !this.settler.down) {
+      loop.next = this.claimNext(pending, loop)
       loop.next.catch(() => {}) // awaited by the next cycle, or by handBack
     }
     const publishing = performance.now()
     const {results, unsent} = await this.sendHalves(events, claimed.at)
     loop.publishMs = performance.now() - publishing
     const released = unsent.length > 0 ? await releaseLeases(this.db, this.names, unsent.map((e) => e.id), this.owner) : 0
-    return this.settleBatch(events, results, {at: claimed.at, claimMs: claimed.ms, released}, (sent) => this.settler.settle(sent, results, pending))
+    const outcome = await this.settleBatch(events, results, {at: claimed.at, claimMs: claimed.ms, released}, (sent) => this.settler.settle(sent, results, pending))
+    loop.size.observe(claimed.asked, events, performance.now() - claimed.at)
+    return outcome
   }
 
   /**

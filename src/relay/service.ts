@@ -14,6 +14,7 @@ import {onceVerdict} from './once.js'
 import {PartitionWatch} from './partition-watch.js'
 import {addResult} from './options.js'
 import {Relay, type DrainResult, type RelayOptions} from './relay.js'
+import {maxBatchFor} from './batch-size.js'
 
 export interface RelayServiceOptions<N extends PublisherName = PublisherName> {
   url: string
@@ -57,7 +58,8 @@ export async function runRelayService(options: RelayServiceOptions): Promise<Rel
       throw describeDbError(error, options.url, {table})
     })
     publisher = await createPublisher(options.publisher, options.publisherOptions as never)
-    const relay = new Relay({...options.relay, db, publisher, tables: options.tables, logger})
+    const maxBatch = options.relay.maxBatch ?? maxBatchWithinLease(options)
+    const relay = new Relay({...options.relay, maxBatch, db, publisher, tables: options.tables, logger})
     if (options.metricsPort !== undefined) {
       // a port in use or not ours to bind rejects as a usage error naming the option (metrics-server.ts)
       metrics = await serveMetrics({db, names: options.tables, metrics: relay.metrics, port: options.metricsPort, host: options.metricsHost})
@@ -70,6 +72,7 @@ export async function runRelayService(options: RelayServiceOptions): Promise<Rel
       publisher: options.publisher,
       target: options.target ? redactUrl(options.target) : undefined,
       batch: options.relay.batch ?? 100,
+      maxBatch: relay.maxBatchSize,
       concurrency,
       ordering: options.relay.ordering ?? 'none',
       claimFrom: relay.claimMarkValue === undefined ? 'start' : 'mark',
@@ -77,7 +80,7 @@ export async function runRelayService(options: RelayServiceOptions): Promise<Rel
       listen: options.relay.listen && db.dialect.relay.listen ? true : undefined,
       once: options.once || undefined,
     })
-    const worst = worstPublishMs(options)
+    const worst = worstPublishMs(options, relay.maxBatchSize)
     if (worst > (options.relay.leaseMs ?? 30_000)) {
       logger.warn('a slow batch can outlive its lease and be sent twice: raise --lease, or lower --batch or --publish-timeout', {
         worstCaseMs: worst,
@@ -149,13 +152,31 @@ async function runUntilSignal(relay: Relay, logger: ReturnType<typeof createLogg
   await relay.start()
 }
 
-/** Longest a batch can take to publish when every request times out (http sends in rounds). */
-function worstPublishMs(options: RelayServiceOptions): number {
+/** Longest a batch of `size` can take to publish when every request times out (http sends in rounds). */
+function worstPublishMs(options: RelayServiceOptions, size: number): number {
+  const {timeoutMs, perRound} = publishRounds(options)
+  return timeoutMs * (perRound ? Math.ceil(size / perRound) : 1)
+}
+
+/** The publisher's timeout, and how many events one round of its requests carries (undefined: the whole batch at once). */
+function publishRounds(options: RelayServiceOptions): {timeoutMs: number; perRound?: number} {
   const o = options.publisherOptions as {timeoutMs?: number; concurrency?: number}
-  if (options.publisher === 'stdout') return 0
-  const timeout = o.timeoutMs ?? (options.publisher === 'http' || options.publisher === 'amqp' ? 10_000 : 5000)
-  const rounds = options.publisher === 'http' ? Math.ceil((options.relay.batch ?? 100) / (o.concurrency ?? 16)) : 1
-  return timeout * rounds
+  if (options.publisher === 'stdout') return {timeoutMs: 0}
+  const timeoutMs = o.timeoutMs ?? (options.publisher === 'http' || options.publisher === 'amqp' ? 10_000 : 5000)
+  return {timeoutMs, perRound: options.publisher === 'http' ? (o.concurrency ?? 16) : undefined}
+}
+
+/**
+ * --max-batch unset: claims grow only as far as a batch whose every request times out still fits
+ * in the lease (http sends in rounds; the brokers' publishes wait for one acknowledgement time),
+ * and never below --batch. Undefined: the library's default.
+ */
+function maxBatchWithinLease(options: RelayServiceOptions): number | undefined {
+  const {timeoutMs, perRound} = publishRounds(options)
+  if (!perRound || timeoutMs === 0) return undefined
+  const batch = options.relay.batch ?? 100
+  const fits = Math.floor((options.relay.leaseMs ?? 30_000) / timeoutMs) * perRound
+  return Math.max(batch, Math.min(maxBatchFor(batch, undefined), fits))
 }
 
 async function closeDb(db: Db): Promise<void> {

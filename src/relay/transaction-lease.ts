@@ -12,6 +12,7 @@ import {UsageError} from '../core/errors.js'
 import {failpoint} from '../core/failpoints.js'
 import type {Db, HeldConnection} from '../db/index.js'
 import {toClaimedEvent, type ClaimedEvent} from '../schema/event-row.js'
+import type {BatchSize} from './batch-size.js'
 import type {ClaimMark} from './claim-mark.js'
 import type {DrainResult, RelayLogger} from './options.js'
 import {PendingMark} from './pending-mark.js'
@@ -50,12 +51,13 @@ export function transactionLeaseOf(db: Db): TransactionLeasePart {
   return part
 }
 
-/** One batch under the transaction lease: claim -> publish -> mark + COMMIT. Undefined when nothing was claimable. */
-export async function transactionCycle(c: TransactionCycle): Promise<DrainResult | undefined> {
+/** One batch of the loop's size under the transaction lease: claim -> publish -> mark + COMMIT. Undefined when nothing was claimable. */
+export async function transactionCycle(c: TransactionCycle, size: BatchSize): Promise<DrainResult | undefined> {
   const {part} = c
   const claimSent = performance.now()
   const from = await c.mark?.before(c.db, c.names)
-  const options = from === undefined ? c.claim : {...c.claim, from}
+  const asked = size.next
+  const options = {...c.claim, batch: asked, ...(from === undefined ? {} : {from})}
   const at = performance.now()
   const held = await c.db.hold!()
   let broken = true // released whole only after a COMMIT or ROLLBACK went through
@@ -81,6 +83,7 @@ export async function transactionCycle(c: TransactionCycle): Promise<DrainResult
     // the unsent half is not marked: the commit frees it with the rest of the locks
     const outcome = await c.settleBatch(events, results, {at: claimSent, claimMs, released: unsent.length}, (sent) => commitBatch(c, part, held, sent, results))
     broken = false
+    size.observe(asked, events, performance.now() - at)
     return outcome
   } finally {
     held.release(broken)

@@ -66,7 +66,7 @@ for (const target of matrix) {
       const ids = await seedEvents(db, names, {count: 12})
       const r = await receiver()
       const withPassword = r.url.replace('//', '//hook:hunter22@')
-      const run = await start(['--url', target.url, '--table', names.outbox, '--publisher', 'http', '--target', withPassword, '--batch', '5', '--once']).done
+      const run = await start(['--url', target.url, '--table', names.outbox, '--publisher', 'http', '--target', withPassword, '--batch', '5', '--max-batch', '5', '--once']).done
       await r.close()
       expect(run.code, run.stderr).toBe(0)
       expect(new Set(r.ids)).toEqual(new Set(ids))

@@ -109,7 +109,7 @@ for (const target of matrix) {
     it('a relay drain commits once per batch and returns with everything marked', async () => {
       await fresh(10)
       const c = counting(db)
-      const relay = new Relay({db: c.db, tables: names, publisher: new RecordingPublisher(), batch: 3, claimFrom: 'start'})
+      const relay = new Relay({db: c.db, tables: names, publisher: new RecordingPublisher(), batch: 3, maxBatch: 3, claimFrom: 'start'})
       const result = await relay.drainOnce()
       expect(result).toMatchObject({published: 10, batches: 4})
       // 4 claims with rows, the empty one that carries the last mark; no mark of its own

@@ -94,7 +94,7 @@ for (const target of matrix) {
     it('per-aggregate ordering claims nothing ahead', async () => {
       const ids = await fresh(9, (i) => `order-${i}`)
       const {held, publisher} = slowThenHeld(ids)
-      const relay = new Relay({db, tables: names, publisher, batch: 3, pollMs: 60_000, ordering: 'aggregate', owner: 'ahead-o'})
+      const relay = new Relay({db, tables: names, publisher, batch: 3, maxBatch: 3, pollMs: 60_000, ordering: 'aggregate', owner: 'ahead-o'})
       const running = relay.start()
       try {
         await until(() => publisher.sent.length > 3, 20_000, 'the second batch handed to the publisher')

@@ -55,7 +55,7 @@ for (const target of matrix) {
     it('drainOnce delivers every event once, oldest first, and marks them published', async () => {
       const ids = await seedEvents(db, names, {count: 25})
       const publisher = new RecordingPublisher()
-      const result = await relay({publisher, batch: 10}).drainOnce()
+      const result = await relay({publisher, batch: 10, maxBatch: 10}).drainOnce()
       expect(result).toEqual({published: 25, retried: 0, failed: 0, batches: 3})
       expect(publisher.sent.map((e) => e.id)).toEqual(ids)
       expect(await count(db, names, 'published_at IS NOT NULL AND lease_owner IS NULL AND lease_until IS NULL')).toBe(25)
