@@ -111,7 +111,12 @@ publish after 0.5 s (was 1 s), slow-ack claims every version at once (one delaye
 version, not per two events), a drained run waits
 2 ticks (not 200 ms) once every armed failpoint fired, a run's set-up queries go side by side
 and its drop off the lane's clock, and a Kysely-loaded process is kept spare for a producer's
-restart.
+restart. Since d555f14 (branch chaos-pg-speed), from a profile of phase times per run (seed 7, load
+11-17, one lane): each run's scratch tables are made while the runs before it go, off its lane's
+clock (set-up was 0.4-1.3 s a run on PostgreSQL, 0.1-0.5 s on MariaDB), and on PostgreSQL
+slow-ack's hold also ends once the broker took an event a second time (relay#2 holds its batch
+by transaction there and writes no attempt when it takes a lease over: the hold ran its full
+5 s every time, the run's publish phase 9.1-9.3 s, 3.8-5.3 s after).
 
 | dialect | head wall (s, median, range) | base wall (s) | head/base | coverage | load avg (1 min) | target | |
 |---|---|---|---|---|---|---|---|

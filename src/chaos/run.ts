@@ -36,18 +36,28 @@ export interface Plan {
   iteration: number
 }
 
-export async function runOne(plan: Plan, session: ChaosSession): Promise<RunResult> {
-  const started = Date.now()
+/** A run's scratch tables and broker, made before its turn comes (off its lane's clock), and how they go. */
+export interface PreparedRun {
+  tables: RunTables
+  ctx: ScenarioContext
+  ops: number
+  loopback?: LoopbackBroker
+  broker: BrokerSpec
+  /** drops what was made (once, whoever calls it), and stops tracking it for an interruption */
+  discard(): Promise<void>
+}
+
+/** Whether a plan runs at all under the session's strategy (a fault of the relay has none to fault without one). */
+export function runsUnder(plan: Plan, session: ChaosSession): boolean {
+  return usesRelay(session.settings.strategy) || !plan.fault.needsRelay
+}
+
+/** Makes a run's scratch tables and broker objects; on a failure what was made goes again. */
+export async function prepareRun(plan: Plan, session: ChaosSession): Promise<PreparedRun> {
   const s = session.settings
-  const {fault} = plan
-  const base = {case: fault.name, kind: fault.kind, iteration: plan.iteration}
-  const relayless = !usesRelay(s.strategy)
-  if (relayless && fault.needsRelay) {
-    return {...base, ...NOTHING_OBSERVED, armed: [], kills: [], exercised: false, note: `strategy ${s.strategy} has no relay`, violations: [], verdict: 'not exercised', ms: 0}
-  }
   const prefix = `chaos_${randomBytes(3).toString('hex')}`
   const tables = runTables(prefix)
-  const ops = s.scenario.ops(fault.size?.(s.orders) ?? s.orders)
+  const ops = s.scenario.ops(plan.fault.size?.(s.orders) ?? s.orders)
   const ctx = scenarioContext(s.db.dialect, prefix, ops)
   await assertScratchNamesFree(s.db, tables, s.scenario)
   const loopback = s.broker ? undefined : new LoopbackBroker({redeliverMs: REDELIVER_MS})
@@ -65,11 +75,38 @@ export async function runOne(plan: Plan, session: ChaosSession): Promise<RunResu
     })())
   // tracked before anything is made: a signal in the middle of the setup drops what it made
   const untrack = session.track(cleanup)
+  // the drop goes on while the lane goes on; the session waits for it before closing
+  const discard = () => {
+    const dropped = cleanup().finally(untrack)
+    session.cleanUpLater(dropped)
+    return dropped.catch(() => {})
+  }
   try {
     await makeRunTables(s.db, tables, s.scenario, ctx, s.partitionBy)
     throwIfAborted(s.signal)
     if (s.broker) await brokers?.prepareBroker(s.broker, prefix, CONSUMER_NAME)
     throwIfAborted(s.signal)
+  } catch (error) {
+    void discard()
+    throw error
+  }
+  return {tables, ctx, ops, loopback, broker, discard}
+}
+
+/** One run, on the tables made for it (made now when none were given). */
+export async function runOne(plan: Plan, session: ChaosSession, prepared?: PreparedRun): Promise<RunResult> {
+  const s = session.settings
+  const {fault} = plan
+  const base = {case: fault.name, kind: fault.kind, iteration: plan.iteration}
+  const relayless = !usesRelay(s.strategy)
+  if (!runsUnder(plan, session)) {
+    return {...base, ...NOTHING_OBSERVED, armed: [], kills: [], exercised: false, note: `strategy ${s.strategy} has no relay`, violations: [], verdict: 'not exercised', ms: 0}
+  }
+  const made = prepared ?? (await prepareRun(plan, session))
+  // the run's clock (its ms, --run-timeout, the history) starts once its tables are there
+  const started = Date.now()
+  const {tables, ctx, ops, loopback, broker} = made
+  try {
     const run = new Run(session, {started, tables, ctx, ops, loopback, broker, relays: relayless ? 0 : s.relays, caseName: fault.name, iteration: plan.iteration})
     const stage = fault.arm(run)
     await watch(run, stage)
@@ -78,8 +115,7 @@ export async function runOne(plan: Plan, session: ChaosSession): Promise<RunResu
     if (s.history) result.history = await runHistory(run)
     return result
   } finally {
-    // the drop goes on while the lane starts its next run; the session waits for it before closing
-    session.cleanUpLater(cleanup().finally(untrack))
+    void made.discard()
   }
 }
 

@@ -11,6 +11,7 @@ import {busyCores, inLanes, LANES, lanesFor} from './lanes.js'
 import {checkOptions, type ChaosOptions, type CheckedOptions} from './options.js'
 import {summarise, totalsOf, type ChaosReport, type RunResult} from './report.js'
 import {runOne, type Plan} from './run.js'
+import {SetUpAhead} from './set-up-ahead.js'
 import {killAtStep, scenarioByName} from './scenarios/index.js'
 import {ChaosSession} from './session.js'
 
@@ -76,14 +77,15 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   session.workers.warm(lanes * WORKERS_PER_RUN, lanes)
   // the runs in progress: on interruption each ends the step it is in before its tables go
   const inFlight = new Set<Promise<RunResult>>()
+  const startOrder = [...plans.keys()].sort((a, b) => weight(plans[b]) - weight(plans[a]) || a - b)
+  const ahead = new SetUpAhead(plans, startOrder, session, lanes)
   try {
     if (options.signal?.aborted) throw new ChaosInterrupted(0, plans.length)
-    const startOrder = [...plans.keys()].sort((a, b) => weight(plans[b]) - weight(plans[a]) || a - b)
     const runAt = async (index: number) => {
       const plan = plans[index]
       const progress = {index, total: plans.length, case: plan.fault.name, iteration: plan.iteration}
       options.onProgress?.(progress)
-      const running = runOne(plan, session)
+      const running = ahead.take(index).then((prepared) => runOne(plan, session, prepared))
       inFlight.add(running)
       const run = await running.finally(() => inFlight.delete(running))
       results[index] = run
@@ -93,10 +95,11 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     if (options.signal?.aborted) throw new ChaosInterrupted(done(), plans.length)
   } catch (error) {
     if (!options.signal?.aborted) throw error
-    await session.abandon(Promise.allSettled([...inFlight]))
+    await session.abandon(Promise.allSettled([...inFlight, ...ahead.pending()]))
     throw new ChaosInterrupted(done(), plans.length)
   } finally {
     interrupted.dispose()
+    await ahead.discardUnused()
     // every worker gone before the temporary SQLite file's directory goes
     await session.close()
     await db.close().catch(() => {})

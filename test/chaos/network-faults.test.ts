@@ -51,6 +51,19 @@ describe.skipIf(!pg.available)('network faults catch the broken strategies (Post
     expect(report.ok).toBe(false)
     expect(invariantsOf(report, 'db-cut')).toContain('effect-once: delivered but the side effect was never applied')
   })
+
+  // relay#2 holds its batch by transaction here: its takeover writes no attempt, the broker's
+  // second copy is what ends the hold (src/chaos/scenarios/slow-ack.ts)
+  it('slow-ack with a relay under the transaction lease: the same events published twice, effects once; the naive consumer applies them twice', {timeout: 120_000}, async () => {
+    const ok = await runChaos({url: pg.url, steps: [], scenarios: ['slow-ack'], seed: 3})
+    const [run] = runsOf(ok, 'slow-ack')
+    expect({verdict: run.verdict, note: run.note, violations: run.violations}).toEqual({verdict: 'pass', note: undefined, violations: []})
+    expect(run.duplicateDeliveries).toBeGreaterThan(0)
+
+    const broken = await runChaos({url: pg.url, steps: [], scenarios: ['slow-ack'], consumer: 'naive', seed: 3})
+    expect(broken.ok).toBe(false)
+    expect(invariantsOf(broken, 'slow-ack')).toContain('effect-once: side effects applied more than once')
+  })
 })
 
 describe('hang (SQLite, loopback broker behind a black hole)', () => {
