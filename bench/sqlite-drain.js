@@ -71,7 +71,8 @@ function callgrind() {
   const child = spawnSync(
     'valgrind',
     ['--tool=callgrind', '--dump-before=uv_getrusage', `--callgrind-out-file=${join(dir, 'cg.%p')}`, process.execPath, '--perf-basic-prof', '--no-memory-reducer', new URL(import.meta.url).pathname, '--events', String(events), '--pairs', String(pairs)],
-    {encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26},
+    // cwd: the V8 log files --perf-basic-prof leaves go with the dumps
+    {cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26},
   )
   if (child.status !== 0) throw new Error(`valgrind exited ${child.status}: ${child.stderr.slice(-2000)}`)
   process.stderr.write(child.stderr.split('\n').filter((l) => !l.startsWith('==')).join('\n'))
