@@ -34,8 +34,8 @@ export const render: RenderPart = {
 /**
  * A time as SQLite stores ours (NOW: 'YYYY-MM-DDTHH:MM:SS.sssZ'), read field by field; any
  * other text goes to Date's own parser. The same instant as `new Date(text)` (test/dialects/
- * sqlite-time.test.ts), at a fifth of the cost: the relay reads a claim's 100 created_at, and
- * Date's parser was about 4% of a SQLite batch's instructions (bench/results/relay-gap.md).
+ * sqlite-time.test.ts), in about half the instructions: the relay reads a claim's 100
+ * created_at, and Date's parser was about 4% of a SQLite batch's (bench/results/relay-gap.md).
  */
 export function parseStoredTime(text: string): Date {
   if (text.length !== 24 || text.charCodeAt(23) !== 90 /* Z */) return new Date(text)

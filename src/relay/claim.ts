@@ -52,8 +52,9 @@ export async function claimOn(q: Queryable, dialect: Dialect, plan: ClaimPlan): 
   // of Dates here had milliseconds, and put two events of one aggregate written within one
   // millisecond in id order. PostgreSQL's claim sorts; MySQL's locking read is in order.
   if (plan.kind === 'update-returning' && !plan.ordered) rows.sort(compareKeys)
-  const events = new Array<ClaimedEvent>(rows.length)
-  for (let i = 0; i < rows.length; i++) events[i] = toClaimedEvent(dialect, rows[i])
+  // pushed, not new Array(n): a holey array takes the slow paths of the builtins given it
+  const events: ClaimedEvent[] = []
+  for (let i = 0; i < rows.length; i++) events.push(toClaimedEvent(dialect, rows[i]))
   return events
 }
 
@@ -86,11 +87,12 @@ export async function markPublished(db: Db, names: TableNames, events: string[] 
 
 /** What markPublished marks, for the next claim to carry instead (ClaimOptions.mark). */
 export function carriedMark(events: string[] | Pick<ClaimedEvent, 'id' | 'createdAt'>[]): CarriedMark {
-  // plain loops, no intermediate arrays: this runs for every batch
-  const ids = new Array<string>(events.length)
+  // plain loops, no intermediate arrays: this runs for every batch. Pushed: JSON.stringify of
+  // a holey new Array(n) took its slow path (SQLite binds the ids as one JSON text)
+  const ids: string[] = []
   for (let i = 0; i < events.length; i++) {
     const e = events[i]
-    ids[i] = typeof e === 'string' ? e : e.id
+    ids.push(typeof e === 'string' ? e : e.id)
   }
   return {ids, createdAt: createdSpan(events)}
 }
