@@ -16,7 +16,7 @@ export class PendingMark {
   }
 
   add(events: Pick<ClaimedEvent, 'id' | 'createdAt'>[]): void {
-    this.events.push(...events)
+    for (let i = 0; i < events.length; i++) this.events.push(events[i])
   }
 
   /** The mark for the next claim to carry (undefined: none pending); put it back with restore() if that claim fails. */

@@ -325,7 +325,7 @@ export class Relay {
     const late = performance.now() - at >= this.claim.leaseMs * LATE_FRACTION
     if (late) this.logger.warn('first half of the batch took most of the lease; handing the rest back', {handedBack: second.length, leaseMs: this.claim.leaseMs})
     if (this.stopping || late) return {results, unsent: second}
-    results.push(...(await this.settler.send(second)))
+    for (const result of await this.settler.send(second)) results.push(result)
     return {results, unsent: []}
   }
 
@@ -344,7 +344,7 @@ export class Relay {
     }
     const outcome = await settle(sent)
     // why events were retried or failed: the first reason (each event's own is in last_error)
-    const reason = results.find((r): r is Sent & {ok: false} => !r.ok)?.error
+    const reason = outcome.published === sent.length ? undefined : results.find((r): r is Sent & {ok: false} => !r.ok)?.error
     // from the claim sent: under a held horizon it is the claim that grows, not the publish
     const ms = performance.now() - t.at
     this.metrics.observeBatch(ms / 1000)

@@ -80,12 +80,12 @@ export class Settler {
     const outcome: DrainResult = {published: 0, retried: 0, failed: 0, batches: 1}
     const ok: ClaimedEvent[] = []
     const failures: [ClaimedEvent, Sent & {ok: false}][] = []
-    events.forEach((event, i) => {
+    for (let i = 0; i < events.length; i++) {
       const result = results[i]
-      if (result.ok) ok.push(event)
-      else failures.push([event, result])
-    })
-    outcome.outage = this.brokerDown(events.length, failures.map(([, result]) => result))
+      if (result.ok) ok.push(events[i])
+      else failures.push([events[i], result])
+    }
+    outcome.outage = this.brokerDown(events.length, failures.length === 0 ? [] : failures.map(([, result]) => result))
     // No owner check: the broker has the events, so marking is right even when the lease
     // lapsed and another relay is re-sending them (consumers dedupe by id), or has failed
     // them meanwhile (the mark clears failed_at: delivered is delivered). The mark itself
@@ -93,6 +93,7 @@ export class Settler {
     pending.add(ok)
     outcome.published = ok.length
     this.metrics.published += ok.length
+    if (failures.length === 0) return outcome // every event of a healthy batch: nothing to record
     await Promise.all(
       failures.map(async ([event, result]) => {
         const permanent = result.permanent === true
