@@ -47,7 +47,8 @@ export function partitioningOf(dialect: Dialect): PartitioningPart {
 
 /** The partitions in range order, the catch-all last; undefined when the table is not partitioned. */
 export async function readLayout(q: Queryable, dialect: Dialect, names: TableNames, sizes = true): Promise<PartitionLayout | undefined> {
-  const rows = await q.query(partitioningOf(dialect).list(names, sizes))
+  // prepared where reads are (status reads it on every report): planned once per connection
+  const rows = await q.query(partitioningOf(dialect).list(names, sizes), {prepare: dialect.batches.prepareReads})
   if (rows.length === 0) return undefined
   const time = (value: unknown) => (value == null ? null : (dialect.render.parseTime(value) as Date).toISOString())
   const partitions = rows.map((r) => ({name: String(r.name), from: time(r.range_from), to: time(r.range_to), catchAll: num(r.catch_all) === 1, sizeBytes: num(r.size_bytes)}))
