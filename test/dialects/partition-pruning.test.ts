@@ -11,6 +11,7 @@ import {pendingStatement, readStatus} from '../../src/ops/status.js'
 import {claimBatch} from '../../src/relay/claim.js'
 import {initPlan} from '../../src/schema/init.js'
 import {ensurePartitions} from '../../src/ops/partitions-ensure.js'
+import {readLayout} from '../../src/ops/partitions.js'
 import {insertRows} from '../helpers/rows.js'
 import {dropTables, targets, uniqueTables} from '../helpers/targets.js'
 
@@ -99,6 +100,24 @@ describe.skipIf(!target.available)('partition pruning at plan time on postgres',
       expect(plans(/SUM\(CASE/)).toEqual([[0, 3]])
     } finally {
       await one.close()
+    }
+  })
+
+  // status keeps the layout it read (src/ops/layout-cache.ts) only while the partitions' catalog rows stay as they were
+  it('status on the same Db reads where the last range ends again once ranges are added or one is detached', async () => {
+    const ends = async () => (await readStatus(db, names, {windowMs: 60_000})).partitions!.lastEndsAt
+    const before = await ends()
+    expect(await ends()).toBe(before)
+    await ensurePartitions(db, names, {aheadMs: 10 * DAY * 1000})
+    const added = await ends()
+    expect(new Date(added).getTime() - new Date(before).getTime()).toBe(3 * DAY * 1000)
+    const last = (await readLayout(db, db.dialect, names))!.partitions.find((p) => p.to === added)!
+    const partition = db.dialect.render.table({...names, outbox: last.name}, 'outbox')
+    await db.execute(sql`ALTER TABLE ${raw(db.dialect.render.table(names, 'outbox'))} DETACH PARTITION ${raw(partition)}`)
+    try {
+      expect(await ends()).toBe(last.from)
+    } finally {
+      await db.execute(sql`DROP TABLE ${raw(partition)}`)
     }
   })
 })
