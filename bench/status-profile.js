@@ -34,8 +34,8 @@ function label(text) {
   return text.slice(0, 40).replace(/\s+/g, ' ')
 }
 
-/** the Db, its transactions and queries timed statement by statement into `times` */
-function timed(db, times, seen) {
+/** the Db, its transactions and queries timed statement by statement into sink.times (one wrapper per Db: status keeps its partition layout per Db) */
+function timed(db, sink) {
   const wrap = (q) => ({
     ...q,
     async query(statement, options) {
@@ -45,8 +45,8 @@ function timed(db, times, seen) {
       } finally {
         const text = db.dialect.render.compile(statement).text
         const part = label(text)
-        seen.set(part, statement)
-        times.push([part, performance.now() - started])
+        sink.seen.set(part, statement)
+        sink.times.push([part, performance.now() - started])
       }
     },
   })
@@ -57,7 +57,7 @@ function timed(db, times, seen) {
       try {
         return await db.transaction((tx, driver) => fn(wrap(tx), driver), options)
       } finally {
-        times.push(['transaction', performance.now() - started])
+        sink.times.push(['transaction', performance.now() - started])
       }
     },
   }
@@ -95,14 +95,16 @@ try {
   const runs = [] // {build, table, total, parts}
   const statements = {}
   const load = [loadavg()[0]]
+  const sink = {times: [], seen: new Map()}
+  const wrapped = Object.fromEntries(Object.entries(dbs).map(([build, db]) => [build, timed(db, sink)]))
   const combos = Object.keys(builds).flatMap((build) => ['plain', 'parted'].map((table) => [build, table]))
   for (let i = 0; i < rounds + 1; i++) {
     for (let j = 0; j < combos.length; j++) {
       const [build, table] = combos[(i + j) % combos.length]
-      const times = []
-      const seen = new Map()
+      const times = (sink.times = [])
+      const seen = (sink.seen = new Map())
       const started = performance.now()
-      await builds[build].readStatus(timed(dbs[build], times, seen), tables[table], {windowMs: 3_600_000})
+      await builds[build].readStatus(wrapped[build], tables[table], {windowMs: 3_600_000})
       const total = performance.now() - started
       if (i > 0) runs.push({build, table, total, times}) // round 0 warms each connection up
       statements[`${build}/${table}`] = seen
@@ -177,6 +179,6 @@ async function prepared(statements) {
         await tx.query(sql`${raw(`DEALLOCATE ${name}`)}`)
         console.log(`prepared ${key} ${part}: planning ${figures.map((f) => fmt(f[0], 2)).join('/')} ms, execution ${figures.map((f) => fmt(f[1], 2)).join('/')} ms`)
       }
-    }, {snapshot: true})
+    }, {snapshot: true, first: dbs.after.dialect.batches.snapshotFirst}) // as readStatus plans them
   }
 }
