@@ -6,7 +6,7 @@
 // another build's too, e.g. main's), the order rotating; every statement timed from the client
 // (round trips included); then --explain: EXPLAIN (ANALYZE, SUMMARY) of each statement.
 //   node bench/status-profile.js --seed --days=30 --rows=100000
-//   OUTBOX_BENCH_BEFORE=/work/main/dist node bench/status-profile.js --rounds=15 --explain
+//   OUTBOX_BENCH_BEFORE=/work/main/dist node bench/status-profile.js --rounds=15 --explain [--prepared] [--window-ms=600000]
 import {loadavg} from 'node:os'
 import {pathToFileURL} from 'node:url'
 import {fmt, median} from './lib.js'
@@ -104,7 +104,7 @@ try {
       const times = (sink.times = [])
       const seen = (sink.seen = new Map())
       const started = performance.now()
-      await builds[build].readStatus(wrapped[build], tables[table], {windowMs: 3_600_000})
+      await builds[build].readStatus(wrapped[build], tables[table], {windowMs: option('window-ms', 3_600_000)})
       const total = performance.now() - started
       if (i > 0) runs.push({build, table, total, times}) // round 0 warms each connection up
       statements[`${build}/${table}`] = seen

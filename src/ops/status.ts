@@ -73,6 +73,8 @@ export interface StatusStatements {
  * the failed rows or the window through an index, never the history
  * (test/ops/status-reads.test.ts counts the rows each one reads). `pending` here counts from the
  * start of the table; readStatus runs pendingStatement's, bounded by the oldest pending event.
+ * Where the dialect has batches.snapshotAgo (PostgreSQL), the window ends at the running
+ * transaction's clock instead of `now` (windowStartOf).
  */
 export async function statusStatements(db: Db, names: TableNames, options: StatusOptions, now: Date): Promise<StatusStatements> {
   const ctx = await opsContext(db, names)
