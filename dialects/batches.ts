@@ -28,6 +28,23 @@ export interface BatchesPart {
    * and again. Not on MySQL: a prepared statement binds LIMIT as a double, which it refuses.
    */
   readonly prepareReads: boolean
+  /**
+   * SQL expression without parameters: `ms` milliseconds before the instant a snapshot
+   * transaction (snapshotBegin) reads as `render.now`, the same instant in each of its
+   * statements. Status's window then takes no parameter, and PostgreSQL plans it once per
+   * connection (a generic plan) instead of on every read (a custom plan, given the bound: every
+   * partition of a partitioned outbox planned again). Undefined where each statement has a
+   * clock of its own (MySQL's NOW() is the statement's start): the instant is bound instead.
+   */
+  snapshotAgo?(ms: number): string
+  /**
+   * A statement without parameters status runs first in its snapshot (Db.transaction's `first`,
+   * sent with the BEGIN: no round trip of its own). PostgreSQL: generic plans for every read, so
+   * the pending count too is planned once per connection; bound by the oldest pending event, its
+   * ranges before it are pruned at executor start-up (a custom plan planned the ranges from it on,
+   * on every read).
+   */
+  readonly snapshotFirst?: Sql
 }
 
 /**

@@ -34,6 +34,14 @@ export interface PartitioningPart {
    * files; status reads only where the last range ends)
    */
   list(names: TableNames, sizes?: boolean): Sql
+  /**
+   * One row per partition, {version}: text that changes whenever that partition's list() row
+   * may (PostgreSQL: its pg_class row's oid and xmin; a rename, ATTACH or DETACH writes a new
+   * row version), which list() returns as `version` too. Status reads this, not the bounds
+   * (deparsing them costs about 25 us a partition), while the versions stay those it last read
+   * the layout at. Undefined: list() on every read.
+   */
+  versions?(names: TableNames): Sql
   /** {row_count, oldest_unpublished (created_at of the oldest unpublished row)} of one partition by the name list() gave: a full count */
   stats(names: TableNames, partition: string): Sql
   /** {n}: the catch-all's rows whose created_at falls in the range */

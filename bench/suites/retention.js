@@ -27,7 +27,7 @@ const tables = (tag) => ({outbox: `${PREFIX}_ret_${tag}`, inbox: `${PREFIX}_ret_
 
 // server-side rows: n = 0 .. days x rows - 1, day n / rows from `start`, ids ascending with
 // created_at (as the producer's UUIDv7 are), published a second after creation
-const SEED = {
+export const SEED = {
   postgres: (t, start, total, perDay) => sql`INSERT INTO ${t} (id, event_type, aggregate_id, payload, created_at, published_at)
 SELECT ('00000000-0000-7000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, 'bench.retention', 'agg-' || (g % 1000), '{"n": 1}'::jsonb, c, c + interval '1 second'
 FROM generate_series(0, ${total - 1}) g, LATERAL (SELECT ${start}::timestamptz + (g / ${perDay}) * interval '1 day' + (g % ${perDay}) * (interval '1 day' / ${perDay}) AS c) x`,
@@ -37,7 +37,7 @@ FROM (SELECT seq, TIMESTAMPADD(MICROSECOND, (seq MOD ${perDay}) * FLOOR(86400000
 }
 
 // BACKLOG pending events of today (after the history), the pairs' backlog
-const PENDING = {
+export const PENDING = {
   postgres: (t, today) => sql`INSERT INTO ${t} (id, event_type, aggregate_id, payload, created_at)
 SELECT gen_random_uuid(), 'bench.pending', 'agg-' || g, '{"n": 1}'::jsonb, ${today}::timestamptz + g * interval '1 millisecond' FROM generate_series(0, ${BACKLOG - 1}) g`,
   mysql: (t, today) => sql`INSERT INTO ${t} (id, event_type, aggregate_id, payload, created_at)

@@ -29,12 +29,21 @@ const plan: OneStatementPlan = {
   }),
 }
 
+function finiteMs(ms: number): number {
+  if (!Number.isFinite(ms)) throw new RangeError(`not a duration in milliseconds: ${ms}`)
+  return ms
+}
+
 export const batches: BatchesPart = {
   // EXTRACT returns numeric on PostgreSQL 14+, which pg hands back as a string.
   secondsBetween: (from, to) => `EXTRACT(EPOCH FROM (${to} - ${from}))::double precision`,
   // the snapshot is taken at the transaction's first statement; now() is its start, constant
   snapshotBegin: ['BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY'],
   prepareReads: true,
+  // now() is the transaction's start: the same in every statement of the snapshot
+  snapshotAgo: (ms) => `now() - interval '${finiteMs(ms)} milliseconds'`,
+  // plan_cache_mode for this transaction only: the server's setting stays as it is
+  snapshotFirst: sql`SET LOCAL plan_cache_mode = force_generic_plan`,
   // pg parses timestamptz into a millisecond Date; the cursor needs the microseconds.
   exactTime: exactUtc,
   plan,

@@ -34,6 +34,9 @@ export function createDefault(names: TableNames): string {
   return `CREATE TABLE IF NOT EXISTS ${partitionTable(names, defaultPartitionName(names))} PARTITION OF ${table(names, 'outbox')} DEFAULT ${STORAGE};`
 }
 
+// a partition's pg_class row as it stands: any change to its name or bounds writes a new xmin
+const VERSION = "c.oid::text || ':' || c.xmin::text"
+
 const noSemicolon = (text: string) => raw(text.replace(/;$/, ''))
 
 export const partitioning: PartitioningPart = {
@@ -41,15 +44,18 @@ export const partitioning: PartitioningPart = {
   retention,
   partitionName,
   catchAllName: 'DEFAULT partition',
-  // the bounds are read back from their text, which carries its UTC offset whatever the session's TimeZone
+  // the bounds are read back from their text, which carries its UTC offset whatever the session's
+  // TimeZone; deparsed once a partition (OFFSET 0 keeps the subquery from being inlined three times)
   list: (names, sizes = true) => sql`SELECT c.relname AS name,
-  (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']*)''\\)'))[1]::timestamptz AS range_from,
-  (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(''([^'']*)''\\)'))[1]::timestamptz AS range_to,
-  CASE WHEN pg_get_expr(c.relpartbound, c.oid) = 'DEFAULT' THEN 1 ELSE 0 END AS catch_all,
-  ${raw(sizes ? 'pg_total_relation_size(c.oid)' : 'NULL')} AS size_bytes
-FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+  (regexp_match(b.bound, 'FROM \\(''([^'']*)''\\)'))[1]::timestamptz AS range_from,
+  (regexp_match(b.bound, 'TO \\(''([^'']*)''\\)'))[1]::timestamptz AS range_to,
+  CASE WHEN b.bound = 'DEFAULT' THEN 1 ELSE 0 END AS catch_all,
+  ${raw(sizes ? 'pg_total_relation_size(c.oid)' : 'NULL')} AS size_bytes, ${raw(VERSION)} AS version
+FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid,
+  LATERAL (SELECT pg_get_expr(c.relpartbound, c.oid) AS bound OFFSET 0) b
 WHERE i.inhparent = to_regclass(${table(names, 'outbox')})
 ORDER BY catch_all, range_from`,
+  versions: (names) => sql`SELECT ${raw(VERSION)} AS version FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = to_regclass(${table(names, 'outbox')})`,
   stats: (names, partition) =>
     sql`SELECT count(*) AS row_count, min(created_at) FILTER (WHERE published_at IS NULL) AS oldest_unpublished FROM ${raw(partitionTable(names, partition))}`,
   catchAllRows,

@@ -5,6 +5,7 @@ import type {Dialect, PartitioningPart, PartitionInterval, TableNames} from '../
 import {UsageError} from '../core/errors.js'
 import type {Db, Queryable} from '../db/index.js'
 import {intervalOf} from '../schema/partition-ranges.js'
+import {statusLayout} from './layout-cache.js'
 import {num} from './query.js'
 
 /** `status` warns when the last range ends sooner than this: time for `partitions --ensure` to have run. */
@@ -47,7 +48,13 @@ export function partitioningOf(dialect: Dialect): PartitioningPart {
 
 /** The partitions in range order, the catch-all last; undefined when the table is not partitioned. */
 export async function readLayout(q: Queryable, dialect: Dialect, names: TableNames, sizes = true): Promise<PartitionLayout | undefined> {
-  const rows = await q.query(partitioningOf(dialect).list(names, sizes))
+  // prepared where reads are (status reads it on every report): planned once per connection
+  const rows = await q.query(partitioningOf(dialect).list(names, sizes), {prepare: dialect.batches.prepareReads})
+  return layoutOf(rows, dialect, names)
+}
+
+/** The layout list()'s rows describe; undefined when there are none. */
+export function layoutOf(rows: Record<string, unknown>[], dialect: Dialect, names: TableNames): PartitionLayout | undefined {
   if (rows.length === 0) return undefined
   const time = (value: unknown) => (value == null ? null : (dialect.render.parseTime(value) as Date).toISOString())
   const partitions = rows.map((r) => ({name: String(r.name), from: time(r.range_from), to: time(r.range_to), catchAll: num(r.catch_all) === 1, sizeBytes: num(r.size_bytes)}))
@@ -91,12 +98,7 @@ export interface PartitionsAhead {
 /** Undefined where the table is not partitioned (or the dialect cannot be): nothing to warn about. */
 export async function partitionsAhead(db: Db, names: TableNames, now: Date): Promise<PartitionsAhead | undefined> {
   if (!db.dialect.ddl.partitioning) return undefined
-  // a layout outbox did not make is `outbox partitions`'s to report, not status's to fail on
-  // no sizes: measuring them stats every partition's files (PostgreSQL), the larger part of this read
-  const layout = await readLayout(db, db.dialect, names, false).catch((error) => {
-    if (error instanceof UsageError) return undefined
-    throw error
-  })
+  const layout = await statusLayout(db, names)
   if (!layout) return undefined
   const leftMs = new Date(layout.lastEndsAt).getTime() - now.getTime()
   const warning =

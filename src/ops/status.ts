@@ -73,6 +73,8 @@ export interface StatusStatements {
  * the failed rows or the window through an index, never the history
  * (test/ops/status-reads.test.ts counts the rows each one reads). `pending` here counts from the
  * start of the table; readStatus runs pendingStatement's, bounded by the oldest pending event.
+ * Where the dialect has batches.snapshotAgo (PostgreSQL), the window ends at the running
+ * transaction's clock instead of `now` (windowStartOf).
  */
 export async function statusStatements(db: Db, names: TableNames, options: StatusOptions, now: Date): Promise<StatusStatements> {
   const ctx = await opsContext(db, names)
@@ -81,13 +83,24 @@ export async function statusStatements(db: Db, names: TableNames, options: Statu
 
 /** Every status statement but the pending count, which readStatus bounds by what `oldest` returns. */
 function readsBesidePending(ctx: OpsContext, options: StatusOptions, now: Date): Omit<StatusStatements, 'pending'> {
-  const windowStart = ctx.db.dialect.render.timeParam(new Date(now.getTime() - options.windowMs))
+  const windowStart = windowStartOf(ctx, options.windowMs, now)
   return {
     failed: toSql(failedByType(ctx)),
     oldest: toSql(oldestPending(ctx, Boolean(options.byType))),
     window: toSql(latencyRanks(ctx, windowStart, false)),
     ...(options.byType && {windowByType: toSql(latencyRanks(ctx, windowStart, true))}),
   }
+}
+
+/**
+ * Where the window starts: `now` less the window, as an expression of the snapshot's clock where
+ * the dialect has one that every statement of the snapshot shares (batches.snapshotAgo: no
+ * parameter, so PostgreSQL keeps one plan per connection), else bound. Inside readStatus's
+ * snapshot both are the same instant; statusStatements outside one measures it from its own now.
+ */
+function windowStartOf({db}: OpsContext, windowMs: number, now: Date): Expression<unknown> {
+  const ago = db.dialect.batches.snapshotAgo
+  return ago ? sql.raw(ago(windowMs)) : sql`${db.dialect.render.timeParam(new Date(now.getTime() - windowMs))}`
 }
 
 /**
@@ -144,7 +157,7 @@ function readInSnapshot(db: Db, names: TableNames, options: StatusOptions): Prom
       windowByType: statements.windowByType ? await read(statements.windowByType) : [],
     }
     return report(db, names, options, now, rows)
-  }, {snapshot: true})
+  }, {snapshot: true, first: db.dialect.batches.snapshotFirst})
 }
 
 type StatusRows = Record<keyof StatusStatements, Record<string, unknown>[]>
@@ -238,7 +251,8 @@ function failedByType({k, names}: OpsContext) {
 
 function oldestPending({k, names}: OpsContext, perType: boolean) {
   const base = k.selectFrom(names.outbox).where(pendingPredicate())
-  if (!perType) return base.select(['id', 'event_type', 'created_at']).orderBy('created_at').orderBy('id').limit(1)
+  // LIMIT 1 as text, not bound: with no parameter at all, PostgreSQL plans it once per connection
+  if (!perType) return base.select(['id', 'event_type', 'created_at']).orderBy('created_at').orderBy('id').limit(sql.lit(1))
   const ranked = base
     .select(['id', 'event_type', 'created_at', sql<number>`ROW_NUMBER() OVER (PARTITION BY event_type ORDER BY created_at, id)`.as('rn')])
     .as('ranked')
@@ -250,7 +264,7 @@ function oldestPending({k, names}: OpsContext, perType: boolean) {
  * at ranks ceil(p * n) and n. Window functions exist on all three (MySQL 8, MariaDB 10.2,
  * SQLite 3.25); integer arithmetic avoids ceil(), which SQLite lacks before 3.44.
  */
-function latencyRanks(ctx: OpsContext, windowStart: unknown, perType: boolean) {
+function latencyRanks(ctx: OpsContext, windowStart: Expression<unknown>, perType: boolean) {
   const {k, db, names} = ctx
   const latency = sql.raw<number>(db.dialect.batches.secondsBetween('created_at', 'published_at'))
   const partition = perType ? sql`PARTITION BY event_type ` : sql``

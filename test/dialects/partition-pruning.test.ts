@@ -7,10 +7,11 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {raw, sql, type ClaimOptions, type Sql, type TableNames} from '../../dialects/index.js'
 import {openDb, type Db} from '../../src/db/index.js'
 import {opsContext, databaseNow} from '../../src/ops/query.js'
-import {pendingStatement} from '../../src/ops/status.js'
+import {pendingStatement, readStatus} from '../../src/ops/status.js'
 import {claimBatch} from '../../src/relay/claim.js'
 import {initPlan} from '../../src/schema/init.js'
 import {ensurePartitions} from '../../src/ops/partitions-ensure.js'
+import {readLayout} from '../../src/ops/partitions.js'
 import {insertRows} from '../helpers/rows.js'
 import {dropTables, targets, uniqueTables} from '../helpers/targets.js'
 
@@ -79,5 +80,44 @@ describe.skipIf(!target.available)('partition pruning at plan time on postgres',
     const ctx = await opsContext(db, names)
     expect(before(await planned(pendingStatement(ctx, now)))).not.toEqual([])
     expect(before(await planned(pendingStatement(ctx, now, new Date(now.getTime() - 600_000))))).toEqual([])
+  })
+
+  // The reads that cannot be bounded (oldest pending, failed, the window) take no parameter, and
+  // status's snapshot asks for generic plans (batches.snapshotFirst): the server plans each once
+  // per connection, the pending count too (its ranges before the oldest pending event pruned at
+  // executor start-up), not once a read.
+  it("status's reads are planned once per connection, not once a read", async () => {
+    const one = await openDb(target.url, {poolSize: 1}) // one session: pg_prepared_statements is per session
+    try {
+      for (let i = 0; i < 3; i++) await readStatus(one, names, {windowMs: 3_600_000})
+      const prepared = await one.query<{statement: string; generic_plans: number; custom_plans: number}>(
+        sql`SELECT statement, generic_plans::int AS generic_plans, custom_plans::int AS custom_plans FROM pg_prepared_statements WHERE statement LIKE ${`%${names.outbox}%`}`,
+      )
+      const plans = (read: RegExp) => prepared.filter((p) => read.test(p.statement)).map((p) => [p.custom_plans, p.generic_plans])
+      expect(plans(/failed_at IS NOT NULL/)).toEqual([[0, 3]])
+      expect(plans(/ROW_NUMBER\(\) OVER \(ORDER BY/)).toEqual([[0, 3]])
+      expect(plans(/order by "created_at"/i)).toEqual([[0, 3]])
+      expect(plans(/SUM\(CASE/)).toEqual([[0, 3]])
+    } finally {
+      await one.close()
+    }
+  })
+
+  // status keeps the layout it read (src/ops/layout-cache.ts) only while the partitions' catalog rows stay as they were
+  it('status on the same Db reads where the last range ends again once ranges are added or one is detached', async () => {
+    const ends = async () => (await readStatus(db, names, {windowMs: 60_000})).partitions!.lastEndsAt
+    const before = await ends()
+    expect(await ends()).toBe(before)
+    await ensurePartitions(db, names, {aheadMs: 10 * DAY * 1000})
+    const added = await ends()
+    expect(new Date(added).getTime() - new Date(before).getTime()).toBe(3 * DAY * 1000)
+    const last = (await readLayout(db, db.dialect, names))!.partitions.find((p) => p.to === added)!
+    const partition = db.dialect.render.table({...names, outbox: last.name}, 'outbox')
+    await db.execute(sql`ALTER TABLE ${raw(db.dialect.render.table(names, 'outbox'))} DETACH PARTITION ${raw(partition)}`)
+    try {
+      expect(await ends()).toBe(last.from)
+    } finally {
+      await db.execute(sql`DROP TABLE ${raw(partition)}`)
+    }
   })
 })
