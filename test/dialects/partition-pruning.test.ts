@@ -52,22 +52,23 @@ describe.skipIf(!target.available)('partition pruning at plan time on postgres',
     const text = rows.map((r) => r['QUERY PLAN']).join('\n')
     return new Set([...text.matchAll(new RegExp(`${names.outbox}_(p\\d{8}|default)`, 'g'))].map((m) => m[1]))
   }
-  const before = (partitions: Set<string>) => [...partitions].filter((p) => p !== 'default' && p < label(0))
+  /** the ranges a plan names that end before the day of `from` (a mark an hour back is yesterday's just after midnight) */
+  const before = (partitions: Set<string>, from: Date) => [...partitions].filter((p) => p !== 'default' && p < `p${from.toISOString().slice(0, 10).replaceAll('-', '')}`)
 
   it("the claim from the low-water mark plans none of the ranges before it, the lease UPDATE's included", async () => {
-    const from = new Date(now.getTime() - 3_600_000).toISOString()
-    const options: ClaimOptions = {batch: 2, leaseMs: 30_000, owner: 'relay-pp', from}
+    const mark = new Date(now.getTime() - 3_600_000)
+    const options: ClaimOptions = {batch: 2, leaseMs: 30_000, owner: 'relay-pp', from: mark.toISOString()}
     const plan = db.dialect.relay.claim(names, options)
     if (plan.kind !== 'update-returning') throw new Error('PostgreSQL claims in one statement')
     const partitions = await planned(plan.statement)
     expect([...partitions]).toContain(label(0))
-    expect(before(partitions)).toEqual([])
+    expect(before(partitions, mark)).toEqual([])
     // a carried mark bounded by its batch's span: the same
     const first = await claimBatch(db, names, options)
     expect(first).toHaveLength(2)
     const carried = db.dialect.relay.claim(names, {...options, mark: {ids: first.map((e) => e.id), createdAt: {from: new Date(now.getTime() - 601_000), to: now}}})
     if (carried.kind !== 'update-returning') throw new Error('PostgreSQL claims in one statement')
-    expect(before(await planned(carried.statement))).toEqual([])
+    expect(before(await planned(carried.statement), mark)).toEqual([])
     // and it claims what the unbounded claim would: the other two, oldest first
     const second = await claimBatch(db, names, {...options, owner: 'relay-pp2'})
     expect(second).toHaveLength(2)
@@ -78,8 +79,9 @@ describe.skipIf(!target.available)('partition pruning at plan time on postgres',
 
   it("status's pending count from the oldest pending event plans only the ranges from its day on", async () => {
     const ctx = await opsContext(db, names)
-    expect(before(await planned(pendingStatement(ctx, now)))).not.toEqual([])
-    expect(before(await planned(pendingStatement(ctx, now, new Date(now.getTime() - 600_000))))).toEqual([])
+    const oldest = new Date(now.getTime() - 600_000)
+    expect(before(await planned(pendingStatement(ctx, now)), oldest)).not.toEqual([])
+    expect(before(await planned(pendingStatement(ctx, now, oldest)), oldest)).toEqual([])
   })
 
   // The reads that cannot be bounded (oldest pending, failed, the window) take no parameter, and
