@@ -25,8 +25,6 @@ export interface Claimed {
 export interface Ahead {
   /** how many the loop's next claim asks for */
   size: BatchSize
-  /** the loop's last claim came back full (a claim may be sent ahead of its publish) */
-  full?: boolean
   next?: Promise<Claimed>
   /** the claim the loop's last cycle took had been sent ahead */
   wasAhead?: boolean

@@ -135,7 +135,7 @@ export class Relay {
       } finally {
         // stopped, or a database error: a claim sent ahead is handed back, and what was
         // published is marked before the drain returns
-        await this.handBack(loop)
+        await handBack(this.db, this.names, this.owner, loop, this.logger)
         await pending.flush(this.db, this.names)
       }
     }
@@ -178,7 +178,7 @@ export class Relay {
           // broker down: claim again only after a backoff, or every claim would fail at once;
           // a claim sent ahead meanwhile is handed back, not held through the wait
           else if (part.outage) {
-            await this.handBack(ahead)
+            await handBack(this.db, this.names, this.owner, ahead, this.logger)
             await this.flushThen(pending, () => this.wakeup.sleep(this.settler.outageDelayMs))
           } else await nextTurn() // SQLite: let SIGTERM and timers in between batches
         } catch (error) {
@@ -188,11 +188,11 @@ export class Relay {
           this.metrics.errors++
           const waitMs = failureWait(this.pollMs, failures, error, this.db.dialect)
           this.logger.error('relay cycle failed', {error: errorText(error), consecutive: failures, retryInMs: waitMs})
-          await this.handBack(ahead)
+          await handBack(this.db, this.names, this.owner, ahead, this.logger)
           await this.flushThen(pending, () => this.wakeup.sleep(waitMs))
         }
       }
-      await this.handBack(ahead)
+      await handBack(this.db, this.names, this.owner, ahead, this.logger)
       await this.flushThen(pending, async () => {})
     }
     try {
@@ -207,12 +207,6 @@ export class Relay {
   /** A loop's claims start at `batch`, growing to maxBatch while they come back full. */
   private batchSize(): BatchSize {
     return new BatchSize(this.claim.batch, this.maxBatch, this.claim.leaseMs)
-  }
-
-  /** The loop's claim sent ahead, if any, given back; the next claim starts small again. */
-  private async handBack(loop: Ahead): Promise<void> {
-    loop.full = false
-    await handBack(this.db, this.names, this.owner, loop, this.logger)
   }
 
   /** Marks what the loop published before it waits or ends; a mark that fails stays pending for the next claim (or lapses). */
@@ -286,7 +280,6 @@ export class Relay {
     loop.wasAhead = next !== undefined
     const claimed = await (next ?? this.claimNext(pending, loop))
     const {events} = claimed
-    loop.full = events.length === claimed.asked
     if (events.length === 0) return undefined
     failpoint('relay.after-claim')
     if (this.stopping) {
@@ -296,7 +289,7 @@ export class Relay {
       return {published: 0, retried: 0, failed: 0, batches: 1}
     }
     const worthIt = (loop.publishMs ?? 0) >= claimed.ms * AHEAD_PUBLISH_SHARE
-    if (worthIt && loop.full && this.claim.ordering !== 'aggregate' && !this.settler.down) {
+    if (worthIt && events.length === claimed.asked && this.claim.ordering !== 'aggregate' && !this.settler.down) {
       loop.next = this.claimNext(pending, loop)
       loop.next.catch(() => {}) // awaited by the next cycle, or by handBack
     }
