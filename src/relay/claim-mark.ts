@@ -56,9 +56,9 @@ export class ClaimMark {
    * mark is computed again from `none`: rows that became pending again below it (`outbox
    * replay`, of failed events too; a created_at set by hand) are found by that walk, so they wait
    * about resetMs at most. The walk runs beside the claims, which go on from the mark they have:
-   * under a held horizon it reads every entry published since (a claim from `none` did the same
-   * walk on the claims' path, twice a reset: the 10-minute pressure run's p99 went from 28 to
-   * 599 ms). A mark kept longer stays safe, only less tight. Concurrent loops share one refresh;
+   * under a held horizon it reads every entry published since (36,206 buffers after 10 minutes
+   * in the pressure run), which a claim from `none` did on the claims' path, and the move after
+   * it again. A mark kept longer stays safe, only less tight. Concurrent loops share one refresh;
    * a failed one leaves the old mark, which stays safe for every writer.
    */
   async before(db: Db, names: TableNames): Promise<string> {
@@ -86,7 +86,7 @@ export class ClaimMark {
     return this.value
   }
 
-  /** The walk beside the claims, if one runs (tests, a relay's stop). */
+  /** The walk beside the claims, if one runs (for tests to wait on). */
   get walk(): Promise<void> | undefined {
     return this.rewalking
   }
