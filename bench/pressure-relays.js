@@ -37,7 +37,7 @@ export class RelaySet {
   }
 
   spawn(index) {
-    const url = this.dialect === 'postgres' ? `${this.url}${this.url.includes('?') ? '&' : '?'}application_name=${this.appName}` : this.url
+    const url = this.dialect === 'postgres' ? `${this.url}${this.url.includes('?') ? '&' : '?'}application_name=${this.appName}${process.env.RELAY_PGOPTIONS ? `&options=${encodeURIComponent(process.env.RELAY_PGOPTIONS)}` : ''}` : this.url
     const args = [BIN, 'relay', '--url', url, '--table', this.table, '--publisher', 'stdout', '--poll', '100ms', '--log-format', 'json']
     if (this.dialect === 'postgres') args.push('--listen')
     if (this.claimFrom) args.push('--claim-from', this.claimFrom)

@@ -18,6 +18,10 @@
 // restart: the server restarted a third into the phase (bench/pressure-faults.js); slots: all
 // but --slots-free connection slots taken by idle sessions for the phase, the relays'
 // connections cut every 5 s so they must connect again into the few left.
+// Diagnostics (environment): PRESSURE_DUMP=<file> writes every relay batch line (with its wall
+// clock), the per-second series and the gauges as JSON; RELAY_PGOPTIONS='-c ...' gives the relays'
+// connections server settings (log_min_duration_statement, auto_explain: the relay's own
+// `options` replace PGOPTIONS).
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {onInterrupt} from '../interrupt.js'
@@ -94,7 +98,7 @@ async function run(dialect, config, log) {
     count: RELAYS,
     claimFrom: config.claimFrom,
     onEvent: (id, t) => (published.has(id) ? duplicates.push(at(t)) : published.set(id, at(t))),
-    onBatch: (ms, claimed, t, claimMs) => batches.push({t: at(t), ms, claimed, claimMs}),
+    onBatch: (ms, claimed, t, claimMs) => batches.push({t: at(t), wall: Date.now(), ms, claimed, claimMs}),
   })
   let producers
   // sessions holding the horizon or scanning: they hold locks a DROP TABLE would wait for
@@ -176,6 +180,7 @@ async function run(dialect, config, log) {
     const [left] = await admin.run(`SELECT COUNT(*) AS n FROM ${names.outbox} WHERE published_at IS NULL`)
     const lost = [...committed.keys()].filter((id) => !published.has(id)).length
     const series = secondSeries(committed, published, at(performance.now()))
+    if (process.env.PRESSURE_DUMP) writeFileSync(process.env.PRESSURE_DUMP, JSON.stringify({t0wall: Date.now() - (performance.now() - t0), table: names.outbox, phases, batches, series, samples}))
     const figures = phaseFigures({phases, committed, published, duplicates, batches, samples, series})
     writeFileSync(join(new URL('../results', import.meta.url).pathname, svgName(config.label, dialect)), pressureSvg({title: `outbox relay x${RELAYS} under pressure: ${dialect === 'postgres' ? 'PostgreSQL' : 'MariaDB'}, target ${config.rate} events/s`, series, phases}))
     return {dialect, phases: figures, series, totals: {committed: committed.size, published: published.size, lost, duplicates: duplicates.length, unpublishedRows: Number(left.n), producerErrors: producers.stats.errors, producerLastError: producers.stats.lastError, relayExits: relays.exits, kills: relays.kills, connectionsCut: cuts, restarts, slots}}

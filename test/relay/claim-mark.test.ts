@@ -1,6 +1,7 @@
 // The claim's low-water mark (PostgreSQL): a producer that commits late is still published, rows
 // made pending again below the mark (`outbox replay`) are claimed within the reset interval,
-// and a writer whose start the relay cannot read sends the mark back to -infinity.
+// a writer whose start the relay cannot read sends the mark back to -infinity, and one it can read
+// never does, however its transactions fall between the two catalog reads.
 import {randomBytes} from 'node:crypto'
 import pgLib from 'pg'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -161,6 +162,25 @@ describe.skipIf(!pg.available)('claim from the low-water mark on postgres', () =
     await mark.walk
     expect(await allAtOrBelow([mark.current], await createdAt(ids[0]))).toBe(true)
     expect(await allAtOrBelow([await mark.before(db, names)], await createdAt(ids[0]))).toBe(true)
+  })
+
+  it('writers the relay can read, committing in a loop, never send the bound to -infinity', async () => {
+    // pg_locks and pg_stat_activity are two reads: a writer between transactions in one and
+    // holding the lock in the other once read as "start unknown" (2.2% of reads with 24 producers)
+    const part = db.dialect.relay.claimMark!
+    const writers = await Promise.all([client(), client(), client(), client()])
+    let writing = true
+    const loops = writers.map(async (c, w) => {
+      for (let n = 0; writing; n++) await produce(c, w * 1_000_000 + n)
+    })
+    const bounds: string[] = []
+    try {
+      while (bounds.length < 1500) bounds.push((await db.query<{bound: string}>(part.writersBound(names)))[0].bound)
+    } finally {
+      writing = false
+      await Promise.all(loops)
+    }
+    expect(bounds.filter((b) => b === NONE)).toEqual([])
   })
 
   describe('a writer whose start the relay cannot read', () => {
