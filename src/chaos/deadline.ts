@@ -31,6 +31,14 @@ export class Deadline {
     this.at = Math.min(Date.now() + this.timeoutMs, this.cap)
   }
 
+  /**
+   * A worker of the run still waits for a pool process (the pool loads a few at a time): the
+   * machine's time, like any start-up, counted as progress (never past the cap).
+   */
+  waitingForProcess(): void {
+    this.at = Math.min(Date.now() + this.timeoutMs, this.cap)
+  }
+
   passed(): boolean {
     return Date.now() > this.at
   }

@@ -12,6 +12,7 @@ import {checkOptions, type ChaosOptions, type CheckedOptions} from './options.js
 import {summarise, totalsOf, type ChaosReport, type RunResult} from './report.js'
 import {runOne, type Plan} from './run.js'
 import {SetUpAhead} from './set-up-ahead.js'
+import {CHAOS_DB_OPTIONS} from './tables.js'
 import {killAtStep, scenarioByName} from './scenarios/index.js'
 import {ChaosSession} from './session.js'
 
@@ -43,7 +44,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   const dialect = await dialectOfUrl(url)
   let db: Db
   try {
-    db = await openDb(url, {poolSize: 2 + (options.lanes ?? LANES), busyTimeoutMs: 10_000})
+    db = await openDb(url, {...CHAOS_DB_OPTIONS, poolSize: 2 + (options.lanes ?? LANES)})
   } catch (error) {
     if (tempDir) rmSync(tempDir, {recursive: true, force: true})
     throw error
@@ -136,12 +137,11 @@ function planRuns({steps, iterations, scenarios}: CheckedOptions): Plan[] {
 const WORKERS_PER_RUN = 3
 
 /**
- * Scenarios take longer than single kills, and one that runs a bigger business (concurrent-relays:
- * four times the orders) longest: started first, so no long one is left for the end.
+ * Longest first (longest-processing-time order): the lanes then end close together, no long run
+ * left for the end. A run's expected length against a single kill's, from the scenario.
  */
 function weight(plan: Plan): number {
-  if (plan.fault.kind !== 'scenario') return 0
-  return plan.fault.size ? 2 : 1
+  return plan.fault.length ?? 1
 }
 
 /** A promise that rejects when `signal` aborts (never, without one). */

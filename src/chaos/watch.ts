@@ -63,6 +63,7 @@ export async function watch(run: Run, stage: Stage): Promise<void> {
       stage.onTick?.()
       if (!producerDone) {
         if (lastOp !== undefined) deadline.see(progress)
+        if ([...run.workers.values()].some((w) => w.alive && w.pid === undefined)) deadline.waitingForProcess()
         if (deadline.passed()) break
         continue
       }

@@ -3,7 +3,7 @@
 // is nacked back to the queue after the retry delay; the quorum queue counts deliveries
 // (x-delivery-count), and at maxAttempts the message is rejected into the queue's dead-letter
 // exchange, which routes it to the queue "<queue>.dead-letter".
-import {ConnectionError, UsageError} from '../core/errors.js'
+import {BrokerLostError, BrokerUnreachableError, UsageError} from '../core/errors.js'
 import {redactSecrets, redactUrl} from '../core/redact.js'
 import {decodeAmqp} from './decode.js'
 import {decodeOrReason} from './event.js'
@@ -54,12 +54,12 @@ export async function openAmqpSource(broker: AmqpConsumeOptions, consumer: strin
   const n = amqpNames(broker, consumer)
   const describe = (error: unknown) => redactSecrets(String((error as Error)?.message ?? error), broker.url)
   const connection = await amqp.connect(withHeartbeat(broker.url, broker.timeoutMs ?? 10_000), {timeout: broker.timeoutMs ?? 10_000}).catch((error) => {
-    throw new UsageError(`cannot reach RabbitMQ at ${redactUrl(broker.url)}: ${describe(error)}`, 'Check the URL and that the broker is running')
+    throw new BrokerUnreachableError(`cannot reach RabbitMQ at ${redactUrl(broker.url)}: ${describe(error)}`, 'Check the URL and that the broker is running')
   })
   const handoff = new Handoff<Delivery>()
   let stopping = false
   const lost = (error?: unknown) => {
-    if (!stopping) handoff.fail(new ConnectionError(`lost the RabbitMQ connection: ${error ? describe(error) : 'closed'}`, BROKER_LOST_HINT))
+    if (!stopping) handoff.fail(new BrokerLostError(`lost the RabbitMQ connection: ${error ? describe(error) : 'closed'}`, BROKER_LOST_HINT))
   }
   connection.on('error', lost)
   connection.on('close', lost)

@@ -4,7 +4,7 @@
 // maxAttempts the message is terminated (+TERM, with the reason): JetStream publishes the
 // $JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED advisory and delivers it no more. A consumer
 // that dies on a message every time runs into MaxDeliver (the MAX_DELIVERIES advisory).
-import {ConnectionError, UsageError} from '../core/errors.js'
+import {BrokerLostError, BrokerUnreachableError, UsageError} from '../core/errors.js'
 import {redactSecrets} from '../core/redact.js'
 import {decodeNats} from './decode.js'
 import {decodeOrReason} from './event.js'
@@ -49,14 +49,14 @@ export async function openNatsSource(broker: NatsConsumeOptions & {durable: stri
   // pinged at half the timeout (not every 2 min): a black-holed connection is found stale and replaced within about 1.5 timeouts
   const timeout = broker.timeoutMs ?? 5000
   const nc = await nats.connect({servers, timeout, pingInterval: Math.max(100, Math.floor(timeout / 2)), maxReconnectAttempts: -1, reconnectTimeWait: 250, name: `outbox-consume-${broker.durable}`}).catch((error) => {
-    throw new UsageError(`cannot reach NATS at ${servers.join(',').replace(/\/\/[^@/]*@/, '//***@')}: ${describe(error)}`, 'Check the URL and that the server runs with JetStream')
+    throw new BrokerUnreachableError(`cannot reach NATS at ${servers.join(',').replace(/\/\/[^@/]*@/, '//***@')}: ${describe(error)}`, 'Check the URL and that the server runs with JetStream')
   })
   const ackWaitMs = broker.ackWaitMs ?? DEFAULT_ACK_WAIT_MS
   // an older server ignores a +TERM that carries a reason (the message stays unacked): send it bare there
   const termWithReason = atLeast(nc.info?.version ?? '0', [2, 11, 0])
   const handoff = new Handoff<Delivery>()
   let stopping = false
-  void nc.closed().then((error) => stopping || handoff.fail(new ConnectionError(`lost the NATS connection: ${error ? describe(error) : 'closed'}`, BROKER_LOST_HINT)))
+  void nc.closed().then((error) => stopping || handoff.fail(new BrokerLostError(`lost the NATS connection: ${error ? describe(error) : 'closed'}`, BROKER_LOST_HINT)))
   try {
     await ensureConsumer(nats, await nc.jetstreamManager(), broker, ackWaitMs, maxAttempts)
     const consumer = await nc.jetstream().consumers.get(broker.stream, broker.durable)

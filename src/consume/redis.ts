@@ -5,7 +5,7 @@
 // delivery), and at maxAttempts it is moved to the dead-letter stream "<stream>:dead" (XADD and
 // XACK in one MULTI) with the reason in the field outbox-dead-letter-reason.
 import {hostname} from 'node:os'
-import {UsageError} from '../core/errors.js'
+import {BrokerUnreachableError} from '../core/errors.js'
 import {redactSecrets, redactUrl} from '../core/redact.js'
 import {decodeRedis} from './decode.js'
 import {decodeOrReason} from './event.js'
@@ -85,7 +85,7 @@ export async function openRedisSource(broker: RedisConsumeOptions, consumer: str
     return c
   }
   const client = await open().catch((error) => {
-    throw new UsageError(`cannot reach Redis at ${redactUrl(broker.url)}: ${redactSecrets(String(error?.message ?? error), broker.url)}`, 'Check the URL and that Redis is running')
+    throw new BrokerUnreachableError(`cannot reach Redis at ${redactUrl(broker.url)}: ${redactSecrets(String(error?.message ?? error), broker.url)}`, 'Check the URL and that Redis is running')
   })
   const reader = await open().catch(async (error) => (await client.close(), Promise.reject(error))) // XREADGROUP BLOCK holds its connection
   try {

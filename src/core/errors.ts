@@ -66,3 +66,9 @@ export class UsageError extends OutboxError {}
 
 /** The database cannot be reached, refused the login, or lacks the outbox tables: exit 2. */
 export class ConnectionError extends OutboxError {}
+
+/** A consumer's broker could not be reached when its runtime opened it (a bad URL looks the same): exit 2. */
+export class BrokerUnreachableError extends UsageError {}
+
+/** A consumer runtime lost its broker connection mid-run: what a supervisor starts it again after. */
+export class BrokerLostError extends ConnectionError {}

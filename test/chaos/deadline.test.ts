@@ -32,4 +32,20 @@ describe('a chaos run\'s deadline', () => {
     expect(deadline.passed()).toBe(true)
     expect(deadline.why()).toBe(`still going after ${LONGEST_RUNS * 10} s`)
   })
+
+  it('a worker waiting for a pool process holds the clock back, never past the cap', () => {
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(0)
+    const deadline = new Deadline(0, 30_000)
+    clock.mockReturnValue(40_000)
+    deadline.waitingForProcess() // the pool loads a few at a time: 40 s in, still no process
+    clock.mockReturnValue(69_000)
+    expect(deadline.passed()).toBe(false)
+    clock.mockReturnValue(70_001)
+    expect(deadline.passed()).toBe(true)
+    expect(deadline.why()).toBe('no progress for 30 s')
+    clock.mockReturnValue(89_000)
+    deadline.waitingForProcess()
+    clock.mockReturnValue(LONGEST_RUNS * 30_000 + 1)
+    expect(deadline.passed()).toBe(true)
+  })
 })

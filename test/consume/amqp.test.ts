@@ -5,7 +5,7 @@
 import {randomBytes} from 'node:crypto'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {consumeAmqp} from '../../src/consume/amqp.js'
-import {ConnectionError} from '../../src/core/errors.js'
+import {BrokerLostError, BrokerUnreachableError, ConnectionError} from '../../src/core/errors.js'
 import {broker, uniqueName, viaPort} from '../helpers/brokers.js'
 import {TcpProxy} from '../helpers/proxy.js'
 import {claimed, exactlyOnce, fixture, type Fixture} from './fixture.js'
@@ -40,6 +40,13 @@ describe.skipIf(!b.available)('amqp runtime: declaration', () => {
     expect(error.hint).toMatch(/--no-declare/)
   })
 
+  it('a broker it cannot reach: a BrokerUnreachableError (a usage error: exit 2), the kind a supervisor restarts on', async () => {
+    const run = consumeAmqp({url: 'amqp://guest:guest@127.0.0.1:1', queue}, {db: fx.db, consumer: 'c', tables: {inbox: fx.names.inbox}, handler: async () => {}, signal: AbortSignal.timeout(10_000)})
+    const error = await run.then(() => undefined, (e) => e)
+    expect(error).toBeInstanceOf(BrokerUnreachableError)
+    expect(error.message).toMatch(/^cannot reach RabbitMQ at /)
+  })
+
   it('the connection lost mid-run: a ConnectionError ends the run; a new run applies the rest, each once', async () => {
     const t = await TOPOLOGIES.amqp(fx.db)
     try {
@@ -61,6 +68,8 @@ describe.skipIf(!b.available)('amqp runtime: declaration', () => {
       })
       const error = await run.then(() => undefined, (e) => e)
       expect(error).toBeInstanceOf(ConnectionError)
+      // the kind a supervisor restarts on (the chaos consumer does), not a text to match
+      expect(error).toBeInstanceOf(BrokerLostError)
       expect(error.message).toMatch(/lost the RabbitMQ connection/)
       expect(error.hint).toMatch(/nothing uncommitted was acked/)
       const again = await t.run({consumer: 'lost', tables: {inbox: fx.names.inbox}, handler: fx.record, signal: AbortSignal.timeout(3000)})

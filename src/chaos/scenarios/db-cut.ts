@@ -23,6 +23,8 @@ export const dbCut: FaultScenario<'db-cut'> = {
   kind: 'scenario',
   loopbackOnly: false,
   needsRelay: true,
+  // 1.6 s against 0.7-1.9 s for a single kill (PostgreSQL, one lane, load 6)
+  length: 1.5,
   needsServer: true,
   arm(run) {
     // the relay makes at least this many marks (a batch holds at most `batch` events)

@@ -32,6 +32,8 @@ export const slowAck: FaultScenario<'slow-ack'> = {
   kind: 'scenario',
   loopbackOnly: false,
   needsRelay: true,
+  // 3.4 s against 0.7-1.9 s for a single kill (PostgreSQL, one lane, load 6)
+  length: 3,
   arm(run) {
     run.relays = Math.max(2, run.relays)
     // what the delay outlasts, whatever the relay count: the lease of a lone relay

@@ -22,6 +22,11 @@ export interface FaultScenario<Name extends string = string> {
   readonly needsServer?: boolean
   /** the --orders size a run of it uses (default: --orders as given) */
   size?(orders: number): number
+  /**
+   * How long a run of it takes against a single kill's (about 1): the lanes start the longest
+   * first (runner.ts), so that no long run is left to start last. Default 1.
+   */
+  readonly length?: number
   /** Arms one run before its workers start and returns that run's stage (its per-run state). */
   arm(run: RunUnderTest): Stage
 }

@@ -14,6 +14,7 @@ import {MessageDecodeError} from '../../consume/event.js'
 import {DEFAULT_MAX_ATTEMPTS, runLoop, type DeliverySource, type EventHandler, type LoopOptions} from '../../consume/loop.js'
 import {pause, runOn} from '../../consume/runtime.js'
 import {Consumer as InboxConsumer} from '../../consumer.js'
+import {BrokerLostError, BrokerUnreachableError} from '../../core/errors.js'
 import {failpoint} from '../../core/failpoints.js'
 import type {Db} from '../../db/index.js'
 import {createLogger} from '../../relay/logger.js'
@@ -28,8 +29,8 @@ const ACK_FLUSH_MS = 50
 /** a supervisor's pause before it starts a consumer whose broker went away again */
 const RESTART_MS = 100
 
-/** The runtime lost its broker connection, or could not open one: what a supervisor restarts it after. */
-const brokerGone = (error: unknown) => /^(lost the (RabbitMQ|NATS) connection|cannot reach (RabbitMQ|NATS|Redis) at)\b/.test(String((error as Error)?.message))
+/** The runtime lost its broker connection, or could not open one (by the error's kind, not its text): what a supervisor restarts it after. */
+const brokerGone = (error: unknown) => error instanceof BrokerLostError || error instanceof BrokerUnreachableError
 
 /** What the delivery log says of a delivery: the loop's outcome, or what else became of it. */
 type Settled = ConsumeOutcome | 'dead-lettered' | 'acked'

@@ -19,7 +19,7 @@ import {armFailpoints, failpoint} from '../../core/failpoints.js'
 import {historyLine, type Note} from '../history.js'
 import {loadScenario, scenarioContext, type Scenario, type ScenarioContext} from '../business-scenario.js'
 import {openPublisher, type BrokerSpec} from './transport.js'
-import {runTables, type RunTables} from '../tables.js'
+import {CHAOS_DB_OPTIONS, runTables, type RunTables} from '../tables.js'
 import {runConsumer} from './consumer-worker.js'
 import {runRelay} from './relay-worker.js'
 import {usesRelay, type ConsumerMode, type Strategy} from '../strategies.js'
@@ -139,7 +139,7 @@ async function producer(config: WorkerConfig, db: Db, scenario: Scenario, ctx: S
 async function run({config, failpoints}: Assignment, stop: AbortSignal): Promise<void> {
   armFailpoints(failpoints)
   // queryTimeoutMs: a server that stops answering (a black hole, no reset) fails a statement, never hangs the worker
-  const db = await openDb(config.url, {poolSize: 2, busyTimeoutMs: 10_000, queryTimeoutMs: 10_000})
+  const db = await openDb(config.url, {...CHAOS_DB_OPTIONS, poolSize: 2, queryTimeoutMs: 10_000})
   try {
     const t = runTables(config.prefix)
     const note: Note = config.history ? (entry) => say(historyLine(entry)) : () => {}
@@ -166,7 +166,7 @@ async function preload(url: string | undefined): Promise<void> {
   const producer = process.env.OUTBOX_CHAOS_PRELOAD_KYSELY ? import('kysely') : undefined
   await Promise.all([import('../../relay/relay.js'), import('../../publishers/index.js'), import('./loopback-source.js'), loadScenario(undefined), producer])
   // the dialect and its driver package, through a connection opened and closed at once
-  if (url) await openDb(url, {poolSize: 1, busyTimeoutMs: 10_000}).then((db) => db.close()).catch(() => {})
+  if (url) await openDb(url, {...CHAOS_DB_OPTIONS, poolSize: 1}).then((db) => db.close()).catch(() => {})
 }
 
 async function main(): Promise<void> {
