@@ -8,20 +8,12 @@
 //   node bench/status-profile.js --seed --days=30 --rows=100000
 //   OUTBOX_BENCH_BEFORE=/work/main/dist node bench/status-profile.js --rounds=15 --explain [--prepared] [--window-ms=600000]
 import {loadavg} from 'node:os'
-import {pathToFileURL} from 'node:url'
 import {fmt, median} from './lib.js'
 import {lib} from './lib-under-test.js'
+import {args, builds, option, tables, URL} from './profile-setup.js'
 import {PENDING, SEED} from './suites/retention.js'
 
-const URL = process.env.OUTBOX_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const DAY = 86_400_000
-const args = process.argv.slice(2)
-const option = (name, fallback) => Number(args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback)
-const prefix = process.env.OUTBOX_BENCH_PREFIX ?? 'sprof'
-const tables = {plain: {outbox: `${prefix}_u`, inbox: `${prefix}_u_in`, archive: `${prefix}_u_ar`}, parted: {outbox: `${prefix}_p`, inbox: `${prefix}_p_in`, archive: `${prefix}_p_ar`}}
-
-const builds = {after: lib}
-if (process.env.OUTBOX_BENCH_BEFORE) builds.before = await import(pathToFileURL(`${process.env.OUTBOX_BENCH_BEFORE}/src/index.js`).href)
 
 /** what a status statement reads, from its text */
 function label(text) {

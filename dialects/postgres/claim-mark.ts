@@ -36,10 +36,15 @@ LEFT JOIN pg_locks l ON l.locktype = 'relation' AND l.relation = ${table(names, 
 LEFT JOIN pg_stat_activity a ON a.pid = l.pid`
 
 // The literal `published_at IS NULL AND failed_at IS NULL` lets it read the partial pending index.
+// The oldest by ORDER BY ... LIMIT 1, not min(): the same index scan, but min() is planned twice
+// (as an aggregate and as that scan), every partition each time: planning the walk from
+// -infinity over 39 daily partitions took 2.6-7.6 ms against 1.5-2.1 ms (EXPLAIN (SUMMARY),
+// alternated 8 times, load ~10; unpartitioned 0.16 against 0.08-0.15 ms).
 const next = (names: TableNames, old: string, bound: string) =>
   sql`SELECT least(${bound}::timestamptz, (
-  SELECT min(created_at) FROM ${raw(table(names, 'outbox'))}
+  SELECT created_at FROM ${raw(table(names, 'outbox'))}
   WHERE created_at >= ${old}::timestamptz AND published_at IS NULL AND failed_at IS NULL
+  ORDER BY created_at LIMIT 1
 ))::text AS mark`
 
 export const claimMark: ClaimMarkPart = {none: NONE, writersBound, next}

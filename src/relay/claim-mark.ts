@@ -68,9 +68,14 @@ export class ClaimMark {
     if (now - this.resetAt >= this.options.resetMs) {
       this.resetAt = now
       if (this.value === this.part.none) {
-        // a relay's start or a reset(): the claims walk from the start anyway; the mark first
-        // moves one refresh interval later, so a drain shorter than that runs today's statements only
+        // a relay's start or a reset(): the walk from `none` runs first, so no claim goes from
+        // `none`. On a partitioned outbox such a claim plans every partition (14-26 ms on 39,
+        // against ~1.3 ms from a mark), the walk's one read plans them once. A failed walk
+        // leaves `none`: the claims go from the start, as safe
         this.refreshedAt = now
+        this.refreshing = this.refresh(db, names, this.part.none)
+          .catch(() => {})
+          .finally(() => (this.refreshing = undefined))
       } else if (!this.rewalking) {
         this.rewalking = this.refresh(db, names, this.part.none)
           .catch(() => {}) // the old mark stays: the rows it misses wait for the next walk

@@ -108,6 +108,23 @@ describe.skipIf(!pg.available)('claim from the low-water mark on postgres', () =
     }
   })
 
+  it('a relay that starts while a producer holds its insert open claims from at or below it, and publishes it once committed', async () => {
+    const outbox = raw(db.dialect.render.table(names, 'outbox'))
+    await db.execute(sql`UPDATE ${outbox} SET published_at = now() WHERE published_at IS NULL`)
+    const early = await client()
+    await produce(early, 300) // pending, committed: the walk finds it
+    const open = await client()
+    await open.query('BEGIN')
+    const late = await writeEvent(open, {eventType: 'order.late', aggregateId: 'late-start', payload: {}}, {tables: names})
+    const relay = new Relay({db, tables: names, publisher: new RecordingPublisher(), pollMs: 1})
+    expect((await relay.drainOnce()).published).toBe(1) // the committed one; the open one is not visible yet
+    expect(relay.claimMarkValue).not.toBe(NONE)
+    await open.query('COMMIT')
+    expect(await allAtOrBelow([relay.claimMarkValue!], await createdAt(late))).toBe(true) // held at or below the open writer's start
+    const again = await relay.drainOnce()
+    expect(again.published).toBe(1)
+  })
+
   it('outbox replay below the mark: claimed again within the reset interval, not before', async () => {
     const producer = await client()
     const check = async (markResetMs: number, waitMs: number) => {
@@ -146,10 +163,13 @@ describe.skipIf(!pg.available)('claim from the low-water mark on postgres', () =
     const outbox = raw(db.dialect.render.table(names, 'outbox'))
     await db.execute(sql`UPDATE ${outbox} SET published_at = now() WHERE published_at IS NULL`)
     const mark = claimMarkFor(db.dialect, 'mark', {refreshMs: 1, resetMs: 300})!
-    expect(await mark.before(db, names)).toBe(NONE) // a start: claims from -infinity
+    // a start: the walk from -infinity runs before the first claim, which goes from its mark
+    const first = await mark.before(db, names)
+    expect(first).not.toBe(NONE)
+    expect(await allAtOrBelow([first], await createdAt(ids[2]))).toBe(false) // nothing pending: the mark is now()
     await sleep(5)
     const moved = await mark.before(db, names)
-    expect(await allAtOrBelow([moved], await createdAt(ids[2]))).toBe(false) // nothing pending: the mark is now()
+    expect(await allAtOrBelow([moved], await createdAt(ids[2]))).toBe(false)
     expect((await replay(db, names, {ids})).replayed).toBe(3)
     // before the reset interval the mark only moves up: the replayed rows wait below it
     await sleep(5)
