@@ -1,28 +1,33 @@
 #!/usr/bin/env node
-// Where a partitioned outbox's `status` spends its time (issue 25), PostgreSQL. The retention
+// Where a partitioned outbox's `status` spends its time (issue 25), PostgreSQL or MariaDB
+// (--dialect=mysql). The retention
 // suite's two tables (--days x --rows published events, 2000 pending of today; one with a
 // partition a day, one unpartitioned), kept between runs: --seed makes them, --drop drops them.
 // Per round, readStatus on each table with each build (this tree's; OUTBOX_BENCH_BEFORE=<dist>:
 // another build's too, e.g. main's), the order rotating; every statement timed from the client
-// (round trips included); then --explain: EXPLAIN (ANALYZE, SUMMARY) of each statement.
+// (round trips included); then --explain: EXPLAIN (ANALYZE, SUMMARY) of each statement
+// (MariaDB: per statement its server stages from SHOW PROFILE, its Handler_% and Opened_%
+// status deltas and, from ANALYZE FORMAT=JSON, the partitions each table access read).
 //   node bench/status-profile.js --seed --days=30 --rows=100000
 //   OUTBOX_BENCH_BEFORE=/work/main/dist node bench/status-profile.js --rounds=15 --explain [--prepared] [--window-ms=600000]
+//   node bench/status-profile.js --dialect=mysql --published --rounds=8 --evict [--explain]
+// --published: the 2000 pending events published now first (as after the partitions suites' drains)
 import {loadavg} from 'node:os'
 import {fmt, median} from './lib.js'
 import {lib} from './lib-under-test.js'
-import {args, builds, option, tables, URL} from './profile-setup.js'
+import {args, builds, DIALECT, option, tables, URL} from './profile-setup.js'
 import {PENDING, SEED} from './suites/retention.js'
 
 const DAY = 86_400_000
 
 /** what a status statement reads, from its text */
 function label(text) {
-  if (/pg_inherits|relkind/.test(text)) return 'catalog'
-  if (/ROW_NUMBER\(\) OVER \((PARTITION BY event_type )?ORDER BY EXTRACT/.test(text)) return 'window'
+  if (/pg_inherits|relkind|information_schema/i.test(text)) return 'catalog'
+  if (/ROW_NUMBER\(\) OVER \((PARTITION BY event_type )?ORDER BY (EXTRACT|\(TIMESTAMPDIFF)/.test(text)) return 'window'
   if (/failed_at IS NOT NULL/.test(text)) return 'failed'
   if (/SUM\(CASE/.test(text)) return 'pending'
-  if (/ORDER BY "?created_at/i.test(text) || /rn" = /.test(text)) return 'oldest'
-  if (/^\s*SELECT now\(\)/i.test(text)) return 'now'
+  if (/ORDER BY [`"]?created_at/i.test(text) || /rn[`"]? = /.test(text)) return 'oldest'
+  if (/^\s*SELECT (now\(\)|UTC_TIMESTAMP)/i.test(text)) return 'now'
   return text.slice(0, 40).replace(/\s+/g, ' ')
 }
 
@@ -59,7 +64,9 @@ async function seed(db) {
   const {sql, raw, initPlan, ensurePartitions} = lib
   const days = option('days', 30)
   const perDay = option('rows', 100_000)
-  const [{now: clock}] = await db.query(sql`SELECT now() AS now`)
+  const [{now: read}] = await db.query(sql`SELECT ${raw(db.dialect.render.now)} AS now`)
+  const clock = db.dialect.render.parseTime(read)
+  const time = db.dialect.render.timeParam
   const today = Date.UTC(clock.getUTCFullYear(), clock.getUTCMonth(), clock.getUTCDate())
   const start = new Date(today - days * DAY)
   const table = (names) => raw(db.dialect.render.table(names, 'outbox'))
@@ -69,8 +76,8 @@ async function seed(db) {
   }
   await ensurePartitions(db, tables.parted, {aheadMs: 7 * DAY})
   const started = performance.now()
-  await Promise.all(Object.values(tables).map((names) => db.execute(SEED.postgres(table(names), start.toISOString(), days * perDay, perDay))))
-  for (const names of Object.values(tables)) await db.execute(PENDING.postgres(table(names), new Date(today).toISOString()))
+  await Promise.all(Object.values(tables).map((names) => db.execute(SEED[DIALECT](table(names), time(start), days * perDay, perDay))))
+  for (const names of Object.values(tables)) await db.execute(PENDING[DIALECT](table(names), time(new Date(today))))
   for (const names of Object.values(tables)) await db.execute(db.dialect.verify.analyze(names))
   console.log(`seeded ${days} x ${perDay} (+2000 pending) into both in ${fmt((performance.now() - started) / 1000, 0)} s`)
 }
@@ -83,6 +90,13 @@ try {
     process.exit(0)
   }
   if (args.includes('--seed')) await seed(dbs.after)
+  if (args.includes('--published')) {
+    const {sql, raw} = lib
+    const now = raw(dbs.after.dialect.render.now)
+    for (const names of Object.values(tables)) {
+      await dbs.after.execute(sql`UPDATE ${raw(dbs.after.dialect.render.table(names, 'outbox'))} SET published_at = ${now}, lease_owner = NULL, lease_until = NULL, attempts = 1 WHERE event_type = 'bench.pending'`)
+    }
+  }
   const rounds = option('rounds', 10)
   const runs = [] // {build, table, total, parts}
   const statements = {}
@@ -95,6 +109,8 @@ try {
       const [build, table] = combos[(i + j) % combos.length]
       const times = (sink.times = [])
       const seen = (sink.seen = new Map())
+      // --evict: a scan of the unpartitioned table's rows first (far past a 128 MB buffer pool): status reads cold pages
+      if (args.includes('--evict')) await dbs.after.query(lib.sql`SELECT COUNT(*) AS n FROM ${lib.raw(dbs.after.dialect.render.table(tables.plain, 'outbox'))} WHERE payload IS NOT NULL`)
       const started = performance.now()
       await builds[build].readStatus(wrapped[build], tables[table], {windowMs: option('window-ms', 3_600_000)})
       const total = performance.now() - started
@@ -117,7 +133,7 @@ try {
     for (let k = 0; k < plain.length; k++) ratios.push(parted[k].total / plain[k].total)
     console.log(`${build}: partitioned / unpartitioned per round, median ${fmt(median(ratios), 2)}x (${fmt(Math.min(...ratios), 2)}-${fmt(Math.max(...ratios), 2)})`)
   }
-  if (args.includes('--explain')) await explain(statements)
+  if (args.includes('--explain')) await (DIALECT === 'mysql' ? explainMariaDb(statements) : explain(statements))
   if (args.includes('--prepared')) await prepared(statements)
 } finally {
   for (const db of Object.values(dbs)) await db.close()
@@ -172,5 +188,49 @@ async function prepared(statements) {
         console.log(`prepared ${key} ${part}: planning ${figures.map((f) => fmt(f[0], 2)).join('/')} ms, execution ${figures.map((f) => fmt(f[1], 2)).join('/')} ms`)
       }
     }, {snapshot: true, first: dbs.after.dialect.batches.snapshotFirst}) // as readStatus plans them
+  }
+}
+
+/**
+ * MariaDB: each statement the last read ran, in one snapshot: client ms (3 runs), the server's
+ * stages over those runs (SHOW PROFILE, the slowest 4, ms), the Handler_% and Opened_% status
+ * it moved (one run, less what SHOW STATUS moves itself), and from ANALYZE FORMAT=JSON each
+ * table access: type, index, partitions read, rows, pages accessed and read from disk.
+ */
+async function explainMariaDb(statements) {
+  for (const [key, seen] of Object.entries(statements)) {
+    const build = key.split('/')[0]
+    const {sql} = builds[build]
+    await dbs[build].transaction(async (tx) => {
+      const counters = async () => Object.fromEntries((await tx.query(sql`SHOW SESSION STATUS WHERE Variable_name LIKE 'Handler%' OR Variable_name LIKE 'Opened%'`)).map((r) => [r.Variable_name, Number(r.Value)]))
+      const moved = (a, b) => Object.fromEntries(Object.entries(b).map(([k, v]) => [k, v - a[k]]))
+      const own = moved(await counters(), await counters())
+      await tx.query(sql`SET profiling = 1`)
+      for (const [part, statement] of seen) {
+        const ms = []
+        const stages = {}
+        for (let i = 0; i < 3; i++) {
+          const started = performance.now()
+          await tx.query(statement)
+          ms.push(performance.now() - started)
+          for (const r of await tx.query(sql`SHOW PROFILE`)) stages[r.Status] = (stages[r.Status] ?? 0) + Number(r.Duration) * 1000
+        }
+        const before = await counters()
+        await tx.query(statement)
+        const delta = moved(before, await counters())
+        const counts = Object.entries(delta).map(([k, v]) => [k.replace('Handler_', ''), v - own[k]]).filter(([, v]) => v > 0)
+        if (args.includes('--evict')) await dbs.after.query(lib.sql`SELECT COUNT(*) AS n FROM ${lib.raw(dbs.after.dialect.render.table(tables.plain, 'outbox'))} WHERE payload IS NOT NULL`)
+        const [row] = await tx.query(sql`ANALYZE FORMAT=JSON ${statement}`)
+        const accesses = []
+        JSON.parse(String(Object.values(row)[0]), (_k, v) => {
+          const pages = v?.r_engine_stats ? ` pages ${v.r_engine_stats.pages_accessed ?? 0} read ${v.r_engine_stats.pages_read_count ?? 0} (${fmt(v.r_engine_stats.pages_read_time_ms ?? 0, 2)} ms)` : ''
+          if (v?.table_name && v.access_type) accesses.push(`${v.table_name} ${v.access_type}${v.key ? ` ${v.key}` : ''} partitions=${v.partitions?.length ?? '-'} r_rows=${v.r_rows} r_loops=${v.r_loops}${pages}`)
+          return v
+        })
+        const top = Object.entries(stages).sort((a, b) => b[1] - a[1]).slice(0, 4)
+        console.log(`${key} ${part}: ${ms.map((m) => fmt(m, 2)).join('/')} ms; stages (3 runs) ${top.map(([s, d]) => `${s} ${fmt(d, 2)}`).join(', ')}; ${counts.map(([k, v]) => `${k} ${v}`).join(' ')}; ${accesses.join(' | ')}`)
+      }
+      await tx.query(sql`SET profiling = 0`)
+    }, {snapshot: true})
   }
 }
