@@ -17,6 +17,9 @@ export function secondSeries(committed, published, end) {
 
 const within = (t, p) => t >= p.from && t < p.to
 
+/** Math.max of a list too long to spread (a phase of minutes holds 100,000s of claims) */
+const maxOf = (values) => values.reduce((m, v) => (v > m ? v : m), -Infinity)
+
 /** One row of figures per phase. */
 export function phaseFigures({phases, committed, published, duplicates = [], batches, samples, series}) {
   const rows = phases.map((p) => {
@@ -51,8 +54,8 @@ export function phaseFigures({phases, committed, published, duplicates = [], bat
       batches: batchMs.length,
       claimMsMean: claimMs.length ? claimMs.reduce((a, b) => a + b, 0) / claimMs.length : NaN,
       claimMsP99: percentile(claimMs, 99),
-      claimMsMax: Math.max(-Infinity, ...claimMs),
-      scanBuffersMax: Math.max(-Infinity, ...gauges.map((g) => g.scanBuffers).filter(Number.isFinite)),
+      claimMsMax: maxOf(claimMs),
+      scanBuffersMax: maxOf(gauges.map((g) => g.scanBuffers).filter(Number.isFinite)),
       scanBuffersEnd: last.scanBuffers,
       // taken once, at the phase's end (bench/pressure-load.js markClaim)
       markScanBuffersEnd: gauges.findLast((g) => Number.isFinite(g.markScanBuffers))?.markScanBuffers,
