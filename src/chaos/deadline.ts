@@ -28,7 +28,7 @@ export class Deadline {
   see(progress: string): void {
     if (progress === this.last) return
     this.last = progress
-    this.at = Math.min(Date.now() + this.timeoutMs, this.cap)
+    this.extend()
   }
 
   /**
@@ -36,6 +36,11 @@ export class Deadline {
    * machine's time, like any start-up, counted as progress (never past the cap).
    */
   waitingForProcess(): void {
+    this.extend()
+  }
+
+  /** --run-timeout from now, never past the cap */
+  private extend(): void {
     this.at = Math.min(Date.now() + this.timeoutMs, this.cap)
   }
 
