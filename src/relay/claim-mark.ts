@@ -71,15 +71,12 @@ export class ClaimMark {
         // a relay's start or a reset(): the walk from `none` runs first, so no claim goes from
         // `none`. On a partitioned outbox such a claim plans every partition (14-26 ms on 39,
         // against ~1.3 ms from a mark), the walk's one read plans them once. A failed walk
-        // leaves `none`: the claims go from the start, as safe
+        // leaves `none`: the claims go from the start, as safe. Beside the claims otherwise: the
+        // old mark stays until it ends, the rows it misses wait for the next walk
         this.refreshedAt = now
-        this.refreshing = this.refresh(db, names, this.part.none)
-          .catch(() => {})
-          .finally(() => (this.refreshing = undefined))
+        this.refreshing = this.walkFromStart(db, names).finally(() => (this.refreshing = undefined))
       } else if (!this.rewalking) {
-        this.rewalking = this.refresh(db, names, this.part.none)
-          .catch(() => {}) // the old mark stays: the rows it misses wait for the next walk
-          .finally(() => (this.rewalking = undefined))
+        this.rewalking = this.walkFromStart(db, names).finally(() => (this.rewalking = undefined))
       }
     }
     // no refresh from the mark while the walk runs: the walk's mark replaces it when it ends
@@ -94,6 +91,11 @@ export class ClaimMark {
   /** The walk beside the claims, if one runs (for tests to wait on). */
   get walk(): Promise<void> | undefined {
     return this.rewalking
+  }
+
+  /** The mark computed from `none`; a failed walk leaves the mark as it was (safe: only less tight). */
+  private walkFromStart(db: Db, names: TableNames): Promise<void> {
+    return this.refresh(db, names, this.part.none).catch(() => {})
   }
 
   private async refresh(db: Db, names: TableNames, from: string): Promise<void> {
