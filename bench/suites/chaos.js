@@ -8,6 +8,9 @@
 // The baseline: --base=DIR (or OUTBOX_BENCH_BASE), a built tree of the code to compare with.
 // --quick: one round, and the cases shared out between the three dialects (the targets, which
 // are for the whole default run, are not judged then). --rounds=N (default 3), --dialects=sqlite,postgres,mysql.
+// --settle=LOAD (default 1; 0: off): before each call, wait (at most SETTLE_CAP_S) for the 1-minute
+// load average to fall under LOAD, so one call's own load (a base call is 25-30 s of spawning)
+// does not leave the next one unjudged.
 import {spawnSync} from 'node:child_process'
 import {existsSync} from 'node:fs'
 import {loadavg} from 'node:os'
@@ -17,6 +20,14 @@ import {BIN, TREE} from '../tree.js'
 
 /** below this 1-minute load average (2 cores) the machine counts as quiet: the targets are judged */
 const QUIET_LOAD = 2
+/** the 1-minute average decays by e each minute: from 4 to under 1 takes about 1.4 minutes idle */
+const SETTLE_CAP_S = 120
+
+async function settle(underLoad) {
+  const start = Date.now()
+  while (underLoad > 0 && loadavg()[0] >= underLoad && Date.now() - start < SETTLE_CAP_S * 1000) await new Promise((r) => setTimeout(r, 2000))
+  return (Date.now() - start) / 1000
+}
 
 const TARGETS = [
   {dialect: 'sqlite', args: [], targetS: 8, quick: ['--steps', 'producer.before-commit,producer.after-commit,relay.after-claim', '--scenarios', 'broker-down,hang']},
@@ -53,6 +64,7 @@ export default async function chaos({quick, log, args = []}) {
   const rounds = Number(option(args, 'rounds') ?? (quick ? 1 : 3))
   const dialects = option(args, 'dialects')?.split(',')
   const base = baseTree(args)
+  const settleLoad = quick ? 0 : Number(option(args, 'settle') ?? 1)
   if (!base) log('no baseline tree (--base=DIR or OUTBOX_BENCH_BASE, built): absolute times only')
   const sides = [{name: 'head', bin: BIN}, ...(base ? [{name: 'base', bin: join(base, 'bin/run.js')}] : [])]
   const raw = []
@@ -63,9 +75,10 @@ export default async function chaos({quick, log, args = []}) {
       // ABBA: base first in odd rounds, head first in even ones
       const order = round % 2 === 1 ? [...sides].reverse() : sides
       for (const side of order) {
-        const s = runOnce(side.bin, args)
+        const waitedS = await settle(settleLoad)
+        const s = {...runOnce(side.bin, args), waitedS}
         samples[side.name].push(s)
-        log(`${t.dialect} ${side.name}: ${fmt(s.seconds)} s (${s.runs} runs, ${s.kills} kills, load ${fmt(s.load, 2)}${s.ok ? '' : `; NOT ok: ${s.failed.join(', ')}`})`)
+        log(`${t.dialect} ${side.name}: ${fmt(s.seconds)} s (${s.runs} runs, ${s.kills} kills, load ${fmt(s.load, 2)} after ${fmt(waitedS, 0)} s settling${s.ok ? '' : `; NOT ok: ${s.failed.join(', ')}`})`)
       }
     }
     raw.push({dialect: t.dialect, targetS: t.targetS, cases: quick ? t.quick : 'default', base: base ?? null, samples})
@@ -90,7 +103,7 @@ commit-unknown and db-cut; 3 orders = 6 events per run; loopback broker), wall t
 whole command including process start-up, ${rounds} round(s) per dialect, head and base
 alternating (ABBA) on the same machine, medians. head/base is the median of the rounds' ratios
 (below 1: head is faster). Base: ${base ?? '(none)'}. The targets are for a quiet machine: judged
-only when the 1-minute load average was under ${QUIET_LOAD} (2 cores).
+only when the 1-minute load average was under ${QUIET_LOAD} (2 cores). ${settleLoad > 0 ? `Before each call the bench waited (at most ${SETTLE_CAP_S} s) for that load to fall under ${settleLoad}.` : 'No settling between calls.'}
 
 Where the time went before (profile of the base build, SQLite, seed 7, phase times logged per
 run, load 16-18, so every figure is inflated, the proportions are the finding): each run spawned
