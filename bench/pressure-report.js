@@ -108,7 +108,7 @@ function table(run, svg) {
     head.replace(/[^|]+/g, '---'),
     ...rows,
     '',
-    `Events committed ${t.committed}, published ${t.published}; **lost ${t.lost}**, duplicates ${t.duplicates}, rows still unmarked when the relays stopped ${t.unpublishedRows} (published, their mark lost to a fault: sent again once their lease lapses). Relay exits nobody asked for: ${exits}. SIGKILLs: ${t.kills}; connections cut: ${t.connectionsCut}; producer transactions failed: ${t.producerErrors}${t.producerLastError ? ` (last: ${t.producerLastError})` : ''}.${faultLine(t)}`,
+    `Events committed ${t.committed}, published ${t.published}; **lost ${t.lost}**, duplicates ${t.duplicates}, rows still unmarked when the relays stopped ${t.unpublishedRows} (published, their mark lost to a fault: sent again once their lease lapses). Relay exits nobody asked for: ${exits}. SIGKILLs: ${t.kills}; connections cut: ${t.connectionsCut}; producer transactions failed: ${t.producerErrors}${t.producerLastError ? ` (last: ${t.producerLastError})` : ''}.${faultLine(t)}${run.autovacuum ? ` Autovacuum: ${run.autovacuum}.` : ''}`,
   ].join('\n')
 }
 

@@ -14,7 +14,8 @@
 // theirs), --pg-url= --mysql-url= (the servers; restart and slots refuse the shared ones),
 // --slots-free=N (slots left free in the slots phase, default 3), --down-seconds=N (the restart
 // keeps the server stopped that long, default 0), --label=NAME (the plots are
-// pressure-NAME-<dialect>.svg). --quick: 20 s phases.
+// pressure-NAME-<dialect>.svg), --autovacuum=on|server (PostgreSQL; default on, as production
+// runs: bench/pressure-autovacuum.js). --quick: 20 s phases.
 // restart: the server restarted a third into the phase (bench/pressure-faults.js); slots: all
 // but --slots-free connection slots taken by idle sessions for the phase, the relays'
 // connections cut every 5 s so they must connect again into the few left.
@@ -25,6 +26,7 @@
 import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {onInterrupt} from '../interrupt.js'
+import {setAutovacuum} from '../pressure-autovacuum.js'
 import {dropTables, freshTables} from '../outbox.js'
 import {hogSlots, requirePrivate, restartServer} from '../pressure-faults.js'
 import {gauges, holdHorizon, reconnecting, startProducers, startReaders} from '../pressure-load.js'
@@ -49,7 +51,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)))
 
 function options(args, quick) {
   const opt = Object.fromEntries(args.filter((a) => a.startsWith('--') && a.includes('=')).map((a) => a.slice(2).split('=')))
-  const known = ['rate', 'seconds', 'clean-seconds', 'idle-seconds', 'readers-seconds', 'high-seconds', 'recovery-seconds', 'fault-seconds', 'dialects', 'faults', 'producers', 'claim-from', 'pg-url', 'mysql-url', 'slots-free', 'label', 'down-seconds']
+  const known = ['rate', 'seconds', 'clean-seconds', 'idle-seconds', 'readers-seconds', 'high-seconds', 'recovery-seconds', 'fault-seconds', 'dialects', 'faults', 'producers', 'claim-from', 'pg-url', 'mysql-url', 'slots-free', 'label', 'down-seconds', 'autovacuum']
   const unknown = Object.keys(opt).filter((k) => !known.includes(k))
   if (unknown.length) throw new Error(`pressure: unknown option(s) ${unknown.map((k) => `--${k}`).join(', ')}; known: ${known.map((k) => `--${k}=`).join(' ')}`)
   const base = Number(opt.seconds ?? (quick ? 20 : 0))
@@ -74,7 +76,9 @@ function options(args, quick) {
   const dialects = (opt.dialects ?? 'postgres,mysql').split(',')
   for (const d of dialects) for (const f of faults.filter((x) => x === 'restart' || x === 'slots')) if (urls[d]) requirePrivate(d, urls[d], f)
   const slotsFree = Number(opt['slots-free'] ?? SLOTS_FREE)
-  return {rate: Number(opt.rate ?? 1000), producers: Number(opt.producers ?? PRODUCERS), dialects, urls, slotsFree, downSeconds: Number(opt['down-seconds'] ?? 0), label: opt.label, claimFrom: opt['claim-from'], phases}
+  const autovacuum = opt.autovacuum ?? 'on'
+  if (!['on', 'server'].includes(autovacuum)) throw new Error(`pressure: --autovacuum=${autovacuum}: on or server`)
+  return {rate: Number(opt.rate ?? 1000), producers: Number(opt.producers ?? PRODUCERS), dialects, urls, slotsFree, downSeconds: Number(opt['down-seconds'] ?? 0), label: opt.label, claimFrom: opt['claim-from'], autovacuum, phases}
 }
 
 /** One run on one dialect: every phase in turn, then the drain; the tables dropped in any case. */
@@ -204,7 +208,17 @@ export default async function pressure({quick, log, args = []}) {
     if (down) skipped[d] = down
   }
   const runs = []
-  for (const d of config.dialects.filter((x) => !skipped[x])) runs.push(await run(d, config, log))
+  for (const d of config.dialects.filter((x) => !skipped[x])) {
+    const vacuum = d === 'postgres' && config.autovacuum === 'on' ? await setAutovacuum(config.urls.postgres, 'on') : undefined
+    if (vacuum?.changed) log(`postgres: autovacuum was ${vacuum.found} on the server: on for this run, put back after`)
+    const unregister = vacuum ? onInterrupt(vacuum.restore) : () => {}
+    try {
+      runs.push({...(await run(d, config, log)), autovacuum: vacuum ? (vacuum.changed ? `on for the run (the server's: ${vacuum.found})` : 'on (the server\'s own)') : undefined})
+    } finally {
+      unregister()
+      await vacuum?.restore()
+    }
+  }
   return {
     title: 'Relay under production pressure (two `outbox relay` processes, phases)',
     markdown: pressureMarkdown({quick, config, runs, skipped, relays: RELAYS, readers: READERS, svg: (d) => svgName(config.label, d)}),
