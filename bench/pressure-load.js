@@ -111,6 +111,29 @@ export async function startProducers({dialect, url, names, connections, rate, on
   }
 }
 
+// The control's pace: ten round trips a second is enough for a p99 per phase of minutes.
+const CONTROL_MS = 100
+
+/**
+ * The control: `SELECT 1` on its own connection every CONTROL_MS, each round trip timed. It does
+ * no outbox work, so when its p99 rises with the relays' the machine (cores, the server's
+ * scheduling) is what slowed both, not the claim.
+ */
+export function startControl(dialect, url) {
+  const s = reconnecting(dialect, url)
+  const samples = [] // {t: performance.now() at the start, ms}
+  let running = true
+  const loop = (async () => {
+    while (running) {
+      const start = performance.now()
+      const ok = await s.run('SELECT 1').then(() => true, () => false)
+      if (ok) samples.push({t: start, ms: performance.now() - start})
+      await sleep(CONTROL_MS - (performance.now() - start))
+    }
+  })()
+  return {samples, stop: async () => ((running = false), await loop, await s.end())}
+}
+
 /** A session holding a transaction with an xid (PostgreSQL) or a consistent snapshot (InnoDB). */
 export async function holdHorizon(dialect, url, table) {
   const s = await session(dialect, url)

@@ -29,7 +29,7 @@ import {onInterrupt} from '../interrupt.js'
 import {setAutovacuum} from '../pressure-autovacuum.js'
 import {dropTables, freshTables} from '../outbox.js'
 import {hogSlots, requirePrivate, restartServer} from '../pressure-faults.js'
-import {gauges, holdHorizon, reconnecting, startProducers, startReaders} from '../pressure-load.js'
+import {gauges, holdHorizon, reconnecting, startControl, startProducers, startReaders} from '../pressure-load.js'
 import {RelaySet} from '../pressure-relays.js'
 import {pressureSvg} from '../pressure-svg.js'
 import {ensurePgDatabase, lib, MYSQL_URL, PG_URL, unreachable} from '../servers.js'
@@ -105,10 +105,12 @@ async function run(dialect, config, log) {
     onBatch: (ms, claimed, t, claimMs) => batches.push({t: at(t), wall: Date.now(), ms, claimed, claimMs}),
   })
   let producers
+  let control
   // sessions holding the horizon or scanning: they hold locks a DROP TABLE would wait for
   const holders = new Set()
   const dropAll = async () => {
     relays.killAll()
+    await control?.stop()
     for (const h of holders) await h.end()
     await admin.run(`DROP TABLE IF EXISTS ${names.outbox}_orders`).catch(() => {})
     await dropTables(db, names)
@@ -118,6 +120,7 @@ async function run(dialect, config, log) {
   try {
     relays.start()
     await relays.ready()
+    control = startControl(dialect, url)
     producers = await startProducers({dialect, url, names, connections: config.producers, rate: config.rate, onCommit: (id, t) => committed.set(id, at(t))})
     let running = true
     const gaugeState = {} // the gauge's own low-water mark (PostgreSQL)
@@ -180,12 +183,14 @@ async function run(dialect, config, log) {
     while (performance.now() < drainEnd && [...committed.keys()].some((id) => !published.has(id))) await sleep(200)
     running = false
     await sampler
+    await control.stop()
     await relays.stop()
     const [left] = await admin.run(`SELECT COUNT(*) AS n FROM ${names.outbox} WHERE published_at IS NULL`)
     const lost = [...committed.keys()].filter((id) => !published.has(id)).length
     const series = secondSeries(committed, published, at(performance.now()))
-    if (process.env.PRESSURE_DUMP) writeFileSync(process.env.PRESSURE_DUMP, JSON.stringify({t0wall: Date.now() - (performance.now() - t0), table: names.outbox, phases, batches, series, samples}))
-    const figures = phaseFigures({phases, committed, published, duplicates, batches, samples, series})
+    if (process.env.PRESSURE_DUMP) writeFileSync(process.env.PRESSURE_DUMP, JSON.stringify({t0wall: Date.now() - (performance.now() - t0), table: names.outbox, phases, batches, series, samples, control: controlMs}))
+    const controlMs = control.samples.map((c) => ({t: at(c.t), ms: c.ms}))
+    const figures = phaseFigures({phases, committed, published, duplicates, batches, samples, series, control: controlMs})
     writeFileSync(join(new URL('../results', import.meta.url).pathname, svgName(config.label, dialect)), pressureSvg({title: `outbox relay x${RELAYS} under pressure: ${dialect === 'postgres' ? 'PostgreSQL' : 'MariaDB'}, target ${config.rate} events/s`, series, phases}))
     return {dialect, phases: figures, series, totals: {committed: committed.size, published: published.size, lost, duplicates: duplicates.length, unpublishedRows: Number(left.n), producerErrors: producers.stats.errors, producerLastError: producers.stats.lastError, relayExits: relays.exits, kills: relays.kills, connectionsCut: cuts, restarts, slots}}
   } finally {
