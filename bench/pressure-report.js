@@ -75,12 +75,16 @@ export function phaseFigures({phases, committed, published, duplicates = [], bat
   // time from a phase's end (a restart's: the server answering again) to the first second whose
   // p99 is back at the clean phase's
   const clean = rows.find((r) => r.name === 'clean')?.p99
-  for (const r of rows) {
-    if (r.name === 'clean' || !Number.isFinite(clean)) continue
+  rows.forEach((r, i) => {
+    if (r.name === 'clean' || !Number.isFinite(clean)) return
     const end = r.faultTo ?? r.to
     const back = series.find((s) => s.t >= Math.floor(end) && s.p99 <= clean)
     r.backToCleanP99S = back ? Math.max(0, back.t + 1 - end) : NaN
-  }
+    // the phases follow one another at once: a next phase that loads the machine itself (the
+    // readers after idle-in-tx) keeps the p99 up, and the figure is then that phase's, not this one's
+    const next = phases[i + 1]
+    if (back && next && back.t >= next.from) r.backAfterPhase = next.name
+  })
   return rows
 }
 
@@ -93,7 +97,7 @@ function table(run, svg) {
     : '| phase | s | produced/s (target) | published/s | p50 ms | p99 ms | relay batch ms mean (p99) | relay claim ms mean (p99; max) | control SELECT 1 p99 ms | pending scan ms | history list length | indexes KiB | backlog at end | duplicates | back to clean p99 |'
   const rows = run.phases.map((f) => {
     const common = `| ${f.name} | ${fmt(f.seconds, 0)} | ${fmt(f.producedPerS, 0)} (${fmt(f.targetRate, 0)}) | ${fmt(f.publishedPerS, 0)} | ${fmt(f.p50)} | ${fmt(f.p99)} | ${fmt(f.batchMsMean, 2)} (${fmt(f.batchMsP99, 1)}) | ${fmt(f.claimMsMean, 2)} (${fmt(f.claimMsP99, 1)}; ${fmt(f.claimMsMax, 0)}) | ${fmt(f.controlP99, 1)} |`
-    const back = f.name === 'clean' ? '-' : Number.isFinite(f.backToCleanP99S) ? `${fmt(f.backToCleanP99S, 0)} s` : 'not within the run'
+    const back = f.name === 'clean' ? '-' : Number.isFinite(f.backToCleanP99S) ? `${fmt(f.backToCleanP99S, 0)} s${f.backAfterPhase ? ` (only after ${f.backAfterPhase} had begun: that phase's own)` : ''}` : 'not within the run'
     return pg
       ? `${common} ${fmt(f.scanBuffersEnd, 0)} (${fmt(f.scanBuffersMax, 0)}) | ${fmt(f.scanMsMedian, 2)} | ${fmt(f.markScanBuffersEnd, 0)}${Number.isFinite(f.markClaimBuffersEnd) ? `; whole claim ${fmt(f.markClaimBuffersEnd, 0)}` : ''} | ${f.dead ?? '-'} | ${fmt(f.pendingIndexKiB, 0)} | ${f.backlogAtEnd} | ${f.duplicates ?? '-'} | ${back} |`
       : `${common} ${fmt(f.scanMsMedian, 2)} | ${f.historyLength ?? '-'} | ${fmt(f.indexesKiB, 0)} | ${f.backlogAtEnd} | ${f.duplicates ?? '-'} | ${back} |`
