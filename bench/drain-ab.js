@@ -3,7 +3,8 @@
 // it by hand after `npm run build` to weigh a change to the relay's hot path.
 //   node bench/drain-ab.js [--events 20000] [--rounds 5] CONFIG ...
 // CONFIG: label:key=value,... with keys dist (a build's dist/, default this tree's), batch,
-// maxBatch, c (concurrency), durable (no value), tx (leaseBy transaction), cpu (no value: the
+// maxBatch, c (concurrency), durable (no value), tx (leaseBy transaction), ff (the outbox's
+// fillfactor, set before the seed), cpu (no value: the
 // drain's CPU, Node's by group from a profile and its backends' from /proc, when PostgreSQL runs
 // on this machine). Each drain runs in a
 // process of its own (so two builds never share one), the configurations in a rotated order
@@ -20,10 +21,12 @@ if (process.argv[2] === '--child') {
   const {lib, PG_URL, ensurePgDatabase} = await import('./servers.js')
   const {dropTables, freshTables, noopPublisher, seedPostgres} = await import('./outbox.js')
   const {warm} = await import('./peers/outbox.js')
+  const {dialectOf} = await import('./lib-under-test.js')
   await ensurePgDatabase()
   const db = await lib.openDb(PG_URL, {poolSize: o.c + 1, asyncCommit: !o.durable})
   const names = await freshTables(db, 'ab')
   try {
+    if (o.ff) await db.execute(lib.sql`ALTER TABLE ${lib.raw(dialectOf(db).render.table(names, 'outbox'))} SET (fillfactor = ${lib.raw(String(o.ff))})`)
     await seedPostgres(db, names, o.events)
     await warm(db, o.c + 1)
     const relay = new lib.Relay({db, publisher: noopPublisher(), tables: names, batch: o.batch, ...(o.maxBatch ? {maxBatch: o.maxBatch} : {}), concurrency: o.c, leaseMs: 60_000, ...(o.tx ? {leaseBy: 'transaction'} : {})})

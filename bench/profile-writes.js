@@ -8,7 +8,10 @@
 // table's updates and HOT share from pg_stat_user_tables (read after the backends exit).
 //   row          today's claim through the library's statements in a raw loop: the lease
 //                UPDATE at claim, the mark carried by the next claim (one commit per batch)
-//   row-ff50     the same with the outbox's fillfactor at 50 (today: 80)
+//   row-ff50     the same with the outbox's fillfactor at 50 (today: 80); any -ffNN suffix
+//                sets that fillfactor (relay-ff40, ...)
+//   ...-nopubix  the published_at index dropped before seeding (what its entry per mark costs)
+//   ...-nocreatedix  the created_at index dropped (what its entry per new version costs)
 //   relay        today's Relay.drainOnce() (the shipped loop, durable)
 //   relay-tx     Relay.drainOnce() with leaseBy 'transaction' (the tx-2rt statements in the relay)
 //   relay-ff50   Relay.drainOnce() on an outbox at fillfactor 50
@@ -18,6 +21,10 @@
 //                SKIP LOCKED LIMIT n; (publish); UPDATE mark; COMMIT, four round trips
 //   tx-2rt       the same in two simple-protocol round trips: "BEGIN; SELECT ..." then
 //                "UPDATE ...; COMMIT" (values inlined)
+// --no-checkpoint: no CHECKPOINT before each drain (as the peers suite: the seed's full-page
+// images are written before timing). --wal-detail: WAL by record type (pg_walinspect, created
+// in the benchmark database if missing). --explain: the drains' own statements logged by
+// auto_explain (ANALYZE, BUFFERS, WAL) into the server's log, loaded for our sessions only.
 import pg from 'pg'
 import {freshTables, noopPublisher, seedPostgres} from './outbox.js'
 import {dialectOf} from './lib-under-test.js'
@@ -32,6 +39,11 @@ const concurrency = Number(arg('concurrency', 1))
 const rounds = Number(arg('rounds', 3))
 const batch = Number(arg('batch', 100))
 const modes = arg('modes', 'row,row-ff50,tx,tx-2rt').split(',')
+const flag = (name) => process.argv.includes(`--${name}`)
+const checkpoint = !flag('no-checkpoint')
+const walDetail = flag('wal-detail')
+const explain = flag('explain')
+const EXPLAIN_OPTIONS = '-c session_preload_libraries=auto_explain -c auto_explain.log_min_duration=0 -c auto_explain.log_analyze=on -c auto_explain.log_buffers=on -c auto_explain.log_wal=on -c auto_explain.log_nested_statements=on'
 
 await ensurePgDatabase()
 const admin = new pg.Client({connectionString: PG_URL})
@@ -118,16 +130,30 @@ async function drainTxPipelined(cs, t) {
 }
 
 const results = Object.fromEntries(modes.map((m) => [m, []]))
-const db = await lib.openDb(PG_URL, {poolSize: concurrency + 1})
+const relayUrl = explain ? `${PG_URL}?options=${encodeURIComponent(EXPLAIN_OPTIONS)}` : PG_URL
+const db = await lib.openDb(relayUrl, {poolSize: concurrency + 1})
+if (walDetail) await admin.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect')
+await admin.query('CREATE EXTENSION IF NOT EXISTS pg_freespacemap').catch(() => {})
+/** WAL between two LSNs by record type, the largest first */
+async function walByRecord(from, to) {
+  const {rows} = await admin.query(
+    `SELECT "resource_manager/record_type" AS kind, count, record_size, fpi_size FROM pg_get_wal_stats($1, $2, true) WHERE count > 0 ORDER BY record_size + fpi_size DESC LIMIT 10`,
+    [from, to],
+  )
+  return rows.map((r) => `${r.kind} ${r.count}x ${((Number(r.record_size) + Number(r.fpi_size)) / n).toFixed(0)} B/ev${Number(r.fpi_size) ? ` (fpi ${(Number(r.fpi_size) / n).toFixed(0)})` : ''}`).join('; ')
+}
 const cs = await clients(concurrency * 2)
 for (let round = 0; round < rounds; round++) {
   const order = modes.map((_, i) => modes[(i + round) % modes.length])
   for (const mode of order) {
     const names = await freshTables(db, 'pw')
     const t = dialectOf(db).render.table(names, 'outbox')
-    if (mode.endsWith('-ff50')) await admin.query(`ALTER TABLE ${t} SET (fillfactor = 50)`)
+    const ff = /-ff(\d+)/.exec(mode)
+    if (ff) await admin.query(`ALTER TABLE ${t} SET (fillfactor = ${Number(ff[1])})`)
+    if (mode.includes('-nopubix')) await admin.query(`DROP INDEX ${names.outbox}_published_idx`)
+    if (mode.includes('-nocreatedix')) await admin.query(`DROP INDEX ${names.outbox}_created_at_idx`)
     await seedPostgres(db, names, n)
-    await admin.query('CHECKPOINT').catch(() => {}) // full-page images after a checkpoint would land on whoever runs first
+    if (checkpoint) await admin.query('CHECKPOINT').catch(() => {}) // full-page images after a checkpoint would land on whoever runs first
     const before = await lsn()
     const started = performance.now()
     if (mode.startsWith('row')) await drainRow(db, names, t)
@@ -135,12 +161,18 @@ for (let round = 0; round < rounds; round++) {
     else if (mode === 'tx-pipe') await drainTxPipelined(cs, t)
     else await drainTx(cs.slice(0, concurrency), t, mode.startsWith('tx-2rt'), mode.endsWith('-async'))
     const ms = performance.now() - started
-    const wal = Number((await admin.query('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1) AS d', [before])).rows[0].d)
+    const after = await lsn()
+    const wal = Number((await admin.query('SELECT pg_wal_lsn_diff($2, $1) AS d', [before, after])).rows[0].d)
+    if (walDetail) console.log(`  WAL ${mode}: ${await walByRecord(before, (await admin.query('SELECT pg_current_wal_flush_lsn() AS l')).rows[0].l)}`)
     const left = Number((await admin.query(`SELECT count(*) AS c FROM ${t} WHERE published_at IS NULL`)).rows[0].c)
+    const heapPages = async () => Number((await admin.query(`SELECT pg_relation_size('${t}') / 8192 AS p`)).rows[0].p)
+    const pages = await heapPages()
+    await admin.query(`VACUUM ${t}`)
+    const afterVacuum = Number((await admin.query(`SELECT count(*) FILTER (WHERE avail > 4096) AS p FROM pg_freespace('${t}')`).catch(() => ({rows: [{p: NaN}]}))).rows[0].p)
     await new Promise((r) => setTimeout(r, 2500)) // stats reach pg_stat after a backend's idle flush (PG15: up to 1 s)
     const s = (await admin.query(`SELECT pg_stat_force_next_flush()`).catch(() => null), (await admin.query('SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = $1', [names.outbox])).rows[0])
-    results[mode].push({ms, wal: wal / n, upd: Number(s.n_tup_upd), hot: Number(s.n_tup_hot_upd), left})
-    console.log(`round ${round + 1} ${mode.padEnd(9)} ${ms.toFixed(0).padStart(6)} ms  WAL ${(wal / n).toFixed(0)} B/event  updates ${s.n_tup_upd} HOT ${s.n_tup_hot_upd}  left ${left}`)
+    results[mode].push({ms, wal: wal / n, upd: Number(s.n_tup_upd), hot: Number(s.n_tup_hot_upd), left, pages})
+    console.log(`round ${round + 1} ${mode.padEnd(9)} ${ms.toFixed(0).padStart(6)} ms  WAL ${(wal / n).toFixed(0)} B/event  updates ${s.n_tup_upd} HOT ${s.n_tup_hot_upd}  left ${left}  heap ${pages} pages (${afterVacuum} over half free after VACUUM)`)
     await admin.query(`DROP TABLE ${t}`)
   }
 }

@@ -1,5 +1,5 @@
-// postgres: the tables and indexes `outbox init` creates (partial indexes, a fillfactor for
-// the lease churn), and the catalog queries that tell which exist.
+// postgres: the tables and indexes `outbox init` creates (partial indexes, a fillfactor that
+// keeps the lease a HOT update), and the catalog queries that tell which exist.
 import {ARCHIVED_AT, EVENT_COLUMN_NAMES, INBOX_COLUMN_NAMES, type EventColumn, type InboxColumn} from '../../src/schema/columns.js'
 import {columnLines, indexNames} from '../shared.js'
 import type {DdlOptions, DdlPart, DdlStatement, TableNames} from '../dialect.js'

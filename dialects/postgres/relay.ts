@@ -61,10 +61,16 @@ function fromMark(options: ClaimOptions, alias: 'e' | 't'): Sql {
   return alias === 'e' ? sql`${bound} AND ` : sql` AND ${bound}`
 }
 
-/** The mark, alone (markPublished) or carried by the next claim: one text for both. */
+/**
+ * The mark, alone (markPublished) or carried by the next claim: one text for both. The ids are
+ * joined as a set (a hash semi-join), not tested as `id = ANY($ids)`: on the generic plan a
+ * prepared statement settles on, ANY of a bound array is a filter that walks the array for every
+ * row, 1000 x 1000 comparisons a batch (PostgreSQL hashes only a constant array); measured in
+ * bench/results/peers-rowlease.md.
+ */
 function markStatement(names: TableNames, ids: string[], createdAt?: CreatedSpan): Sql {
   return sql`UPDATE ${raw(table(names, 'outbox'))} SET published_at = ${raw(NOW)}, lease_owner = NULL, lease_until = NULL, failed_at = NULL
-WHERE id = ANY(${ids}::uuid[]) AND published_at IS NULL${createdAt ? sql` AND created_at BETWEEN ${createdAt.from}::timestamptz AND ${createdAt.to}::timestamptz` : sql``}`
+WHERE id IN (SELECT unnest(${ids}::uuid[])) AND published_at IS NULL${createdAt ? sql` AND created_at BETWEEN ${createdAt.from}::timestamptz AND ${createdAt.to}::timestamptz` : sql``}`
 }
 
 export const relay: RelayPart = {
