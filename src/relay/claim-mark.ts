@@ -17,11 +17,14 @@ export const MARK_REFRESH_MAX_MS = 50
 /**
  * A margin-bounded mark (ClaimMarkPart.bound 'margin', MySQL/MariaDB) trails the database clock by
  * this much: an event whose INSERT is still uncommitted this long after it ran may fall below the
- * mark and is then claimed by the walk every markResetMs (late, not lost). 2 s: an outbox INSERT
- * is written near its transaction's end, so its COMMIT follows in milliseconds, and 2 s still
- * covers a commit's fsync under load, a GC pause or a pool wait between the two; yet the claims
- * walk only the entries of what was published in the last 2 s under a held read view (~2,000
- * at 1,000 events/s, against the 150,000+ pages of a walk from the start after 50,000 events).
+ * mark and is then claimed by the walk every markResetMs (late, not lost). 2 s: the business
+ * transaction that writes an event usually commits milliseconds after it (the pressure bench's
+ * take 10-40 ms), and 2 s still covers a commit's fsync under load, a GC pause or a pool wait
+ * between the two. What it costs:
+ * under a held read view a claim walks the delete-marked entries of what was published within the
+ * margin, ~2 InnoDB pages each (a locking read looks each up): at 1,000 events/s, 6,091 pages for
+ * a mark moved every 2 s with this margin (bench/results/pressure-mariadb-margin.md), flat in
+ * time, where the walk from the start grows by ~2 pages per event published since the view began.
  */
 export const DEFAULT_MARK_MARGIN_MS = 2000
 

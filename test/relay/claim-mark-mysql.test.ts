@@ -13,6 +13,7 @@ import {writeEvent} from '../../src/producer.js'
 import {claimMarkFor} from '../../src/relay/claim-mark.js'
 import {Relay, type RelayOptions} from '../../src/relay/relay.js'
 import {RecordingPublisher, sleep, until} from '../helpers/publishers.js'
+import {runningRelay} from '../helpers/running-relay.js'
 import {targets} from '../helpers/targets.js'
 import {closeTables, openTables} from '../helpers/tables.js'
 
@@ -53,20 +54,8 @@ describe.skipIf(!my.available)('claim from the margin-bounded mark on mysql', ()
     return row.c
   }
 
-  /** A running relay from the mark, every distinct mark it claimed from, sampled every 5 ms. */
-  function running(options: Partial<RelayOptions>) {
-    const publisher = new RecordingPublisher()
-    const relay = new Relay({db, tables: names, publisher, pollMs: 40, claimFrom: 'mark', ...options})
-    const marks: string[] = []
-    const sampler = setInterval(() => {
-      const mark = relay.claimMarkValue!
-      if (marks.at(-1) !== mark) marks.push(mark)
-    }, 5)
-    const loop = relay.start()
-    const stop = async () => (clearInterval(sampler), await relay.stop(), await loop)
-    const sends = (id: string) => publisher.sent.filter((e) => e.id === id).length
-    return {relay, publisher, marks, stop, sends}
-  }
+  /** A running relay from the mark, and every distinct mark it claimed from. */
+  const running = (options: Partial<RelayOptions>) => runningRelay(db, names, {claimFrom: 'mark', ...options})
 
   /** A late producer: its INSERT held open `holdMs` while others are published; ms from its COMMIT to its publish. */
   async function lateProducer(r: ReturnType<typeof running>, holdMs: number): Promise<{id: string; passed: boolean; afterCommitMs: number}> {
