@@ -4,6 +4,7 @@
 // size, the pending scan's buffers; InnoDB's history list on MariaDB).
 import {openProducer} from './business.js'
 import {DIALECTS, driver} from './lib-under-test.js'
+import {mariadbGauges} from './pressure-mariadb-gauge.js'
 
 const [pg, mysql] = await Promise.all([driver('pg'), driver('mysql2/promise')])
 
@@ -232,7 +233,7 @@ async function markGauges(s, names, state) {
   }
 }
 
-/** The outbox's gauges now: one row of numbers (PostgreSQL: the claim's buffers only when state.claimWanted). */
+/** The outbox's gauges now: one row of numbers (the relays' claim from the mark only when state.claimWanted). */
 export async function gauges(dialect, s, names, state = {}) {
   if (dialect === 'postgres') {
     const [t] = await s.run('SELECT n_dead_tup::int AS dead, n_live_tup::int AS live FROM pg_stat_user_tables WHERE relname = $1', [names.outbox])
@@ -242,9 +243,5 @@ export async function gauges(dialect, s, names, state = {}) {
     const top = plan['QUERY PLAN'][0]
     return {dead: t?.dead ?? 0, pendingIndexKiB: Number(size.pending_index) / 1024, indexesKiB: Number(size.indexes) / 1024, scanBuffers: top.Plan['Shared Hit Blocks'] + top.Plan['Shared Read Blocks'], scanMs: top['Execution Time'], ...(await markGauges(s, names, state))}
   }
-  const [h] = await s.run(`SELECT COUNT AS n FROM information_schema.INNODB_METRICS WHERE NAME = 'trx_rseg_history_len'`)
-  const [size] = await s.run('SELECT INDEX_LENGTH AS i FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?', [names.outbox])
-  const started = performance.now()
-  await s.run(`SELECT id FROM ${names.outbox} FORCE INDEX (${names.outbox}_claim_idx) WHERE published_at IS NULL AND failed_at IS NULL AND (lease_until IS NULL OR lease_until < UTC_TIMESTAMP(6)) ORDER BY created_at, id LIMIT 100`)
-  return {historyLength: Number(h?.n ?? 0), indexesKiB: Number(size?.i ?? 0) / 1024, scanMs: performance.now() - started}
+  return mariadbGauges(s, names, state)
 }

@@ -39,8 +39,13 @@ Exit codes: 0 done (--once: nothing left pending or failed; without --once: stop
     concurrency: positiveInt({description: 'batches in flight in this process', default: '1', helpValue: 'N', max: 64}),
     ordering: Flags.string({description: 'aggregate: never deliver an event before the older events of its aggregate', options: ['none', 'aggregate'], default: 'none'}),
     'claim-from': Flags.string({
-      description: "mark: each claim starts at a low-water mark the relay keeps, not walking what was published under a held xid again (default on PostgreSQL); start: at the start of the pending index (default elsewhere)",
+      description: "mark: each claim starts at a low-water mark, not walking what a held xid or read view keeps (default on PostgreSQL); start: at the index's start",
       options: ['mark', 'start'],
+    }),
+    'mark-margin': duration({
+      description: "MySQL --claim-from mark: the mark trails the clock by this (default 2s); an insert open longer is sent by the walk every --lease",
+      helpValue: 'DURATION',
+      allowZero: true,
     }),
     'lease-by': Flags.string({
       description: "row: the claim writes a lease on its rows; transaction (PostgreSQL): its transaction holds them through the publish, one write per event (ends with the connection, or after --lease idle)",
@@ -86,6 +91,7 @@ Exit codes: 0 done (--once: nothing left pending or failed; without --once: stop
       concurrency: flags.concurrency,
       ordering: flags.ordering as 'none' | 'aggregate',
       claimFrom: flags['claim-from'] as 'mark' | 'start' | undefined,
+      markMarginMs: flags['mark-margin'],
       leaseBy: flags['lease-by'] as 'row' | 'transaction',
       pollMs: flags.poll,
       listen: flags.listen,

@@ -30,20 +30,33 @@ export interface CarriedMark {
 }
 
 /**
- * The relay's low-water mark, kept in memory (src/relay/claim-mark.ts). No event can be pending
- * below it: committed ones were seen by next(), uncommitted ones bound it by their
- * transaction's start (writersBound), later writers date their events after it. Two statements,
- * run in this order in autocommit: the bound is read BEFORE next()'s snapshot, so a writer that
- * commits in between is either still listed by the first or visible to the second.
+ * The relay's low-water mark, kept in memory (src/relay/claim-mark.ts). No committed event can
+ * be pending below it: next() saw them. Uncommitted ones bound it through writersBound, as
+ * `bound` says; later writers date their events after it. Two statements, run in this order in
+ * autocommit: the bound is read BEFORE next()'s snapshot, so a writer that commits in between is
+ * either still bounding the first or visible to the second.
  */
 export interface ClaimMarkPart {
   /** the mark that bounds nothing: a full claim, and where next() walks the whole index from */
   readonly none: string
   /**
-   * One row, column `bound` (text): the oldest start of a transaction that may write the outbox
-   * now, or the database clock when none does; `none` when a holder's start cannot be read.
+   * What writersBound guarantees, and so whether the mark is the relay's default:
+   * - 'writers' (PostgreSQL): the start of every open transaction that wrote the outbox; the
+   *   mark never passes an uncommitted event. claimFrom 'mark' is the default.
+   * - 'margin' (MySQL/MariaDB: no live list of the outbox's writers, bench/results/
+   *   pressure-mariadb-view.md): the database clock less the relay's markMarginMs. An event
+   *   whose INSERT stayed uncommitted longer than the margin can fall below the mark; the walk
+   *   from `none` every markResetMs claims it, late by up to that, never lost. Opt-in:
+   *   claimFrom 'start' stays the default.
    */
-  writersBound(names: TableNames): Sql
+  readonly bound: 'writers' | 'margin'
+  /**
+   * One row, column `bound` (text): with bound 'writers', the oldest start of a transaction
+   * that may write the outbox now, or the database clock when none does, `none` when a holder's
+   * start cannot be read (marginMs unused); with 'margin', the clock (the one the producer's
+   * created_at reads) less marginMs.
+   */
+  writersBound(names: TableNames, marginMs: number): Sql
   /**
    * One row, column `mark` (text): the oldest pending event (leased and retrying ones count) at
    * or after `old`, or `bound` when that is older. Walks only what was published since `old`.

@@ -166,11 +166,9 @@ async function run(dialect, config, log) {
         }
         await sleep(phase.cut ? CUT_EVERY_MS : 100)
       }
-      if (dialect === 'postgres') {
-        // the relays' claim under EXPLAIN, once, before the phase's horizon is let go (the sampler takes it)
-        gaugeState.claimWanted = true
-        while (gaugeState.claimWanted && running) await sleep(50)
-      }
+      // the relays' claim under EXPLAIN / ANALYZE, once, before the phase's horizon is let go (the sampler takes it)
+      gaugeState.claimWanted = true
+      while (gaugeState.claimWanted && running) await sleep(50)
       await held?.release()
       await readers?.stop()
       await hogs?.release()

@@ -8,7 +8,7 @@ import {defaultOwner} from '../../src/relay/owner.js'
 
 export default class SqlClaim extends SqlCommand {
   static override summary = "Print the relay's claim statement for a dialect"
-  static override description = `Exactly what the relay runs: at most --batch rows, oldest created_at first, unpublished, not failed, lease absent or lapsed by the database clock, skipping rows other sessions hold; on PostgreSQL from the relay's low-water mark on (created_at >= the mark, printed as -infinity: the full claim a relay starts with; --claim-from start drops it). With --lease-by transaction (PostgreSQL), the claim's transaction: it locks the rows and writes nothing, and once the batch is published the mark (of the --carry ids) and COMMIT end it. With --carry, the claim also marks the previous batch's events published, in the same commit, as the relay runs every claim after its first (one commit per batch). Values are inlined so the output runs as-is in psql, mariadb/mysql or sqlite3 (for MySQL the whole READ COMMITTED transaction); --params prints the statements with their bound parameters.
+  static override description = `Exactly what the relay runs: at most --batch rows, oldest created_at first, unpublished, not failed, lease absent or lapsed by the database clock, skipping rows other sessions hold; from the relay's low-water mark on with --claim-from mark (created_at >= the mark, printed as the full claim a relay starts with: -infinity on PostgreSQL, where it is the default, --claim-from start dropping it; 1000-01-01 on MySQL/MariaDB, where it is opt-in). With --lease-by transaction (PostgreSQL), the claim's transaction: it locks the rows and writes nothing, and once the batch is published the mark (of the --carry ids) and COMMIT end it. With --carry, the claim also marks the previous batch's events published, in the same commit, as the relay runs every claim after its first (one commit per batch). Values are inlined so the output runs as-is in psql, mariadb/mysql or sqlite3 (for MySQL the whole READ COMMITTED transaction); --params prints the statements with their bound parameters.
 
 ${SQL_EXIT_CODES}`
   static override examples = [
@@ -27,7 +27,7 @@ ${SQL_EXIT_CODES}`
     ordering: Flags.string({description: 'aggregate: never claim past an older unpublished event of the same aggregate', options: ['none', 'aggregate'], default: 'none'}),
     carry: eventIds({description: "comma-separated ids of the previous batch's published events: the claim marks them published in its own commit"}),
     'lease-by': Flags.string({description: "row: the claim writes a lease on its rows; transaction (PostgreSQL): the claim's transaction holds them, and the mark commits it", options: ['row', 'transaction'], default: 'row'}),
-    'claim-from': Flags.string({description: "mark: the claim starts at the relay's low-water mark, printed as the full claim's -infinity (default on PostgreSQL); start: at the start of the pending index (default elsewhere)", options: ['mark', 'start']}),
+    'claim-from': Flags.string({description: "mark: the claim starts at the relay's low-water mark, printed as the full claim's (default on PostgreSQL, opt-in on MySQL/MariaDB); start: at the start of the pending index (default elsewhere)", options: ['mark', 'start']}),
   }
 
   async run() {

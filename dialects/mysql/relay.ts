@@ -5,6 +5,7 @@ import {CLAIMED_COLUMNS} from '../../src/schema/columns.js'
 import {batchLimit, claimablePredicate, idList, indexNames, orderingPredicate, selectList} from '../shared.js'
 import type {ClaimOptions, CreatedSpan, RelayPart, RetryInput, TableNames} from '../dialect.js'
 import {inline, raw, sql, type Sql} from '../sql.js'
+import {claimMark} from './claim-mark.js'
 import {NOW, addMs, literal, quoteIdent, table} from './render.js'
 
 // JSON comes back as text; the locking read runs before the UPDATE, so attempts counts this claim here
@@ -19,10 +20,20 @@ export const READ_COMMITTED = 'SET SESSION TRANSACTION ISOLATION LEVEL READ COMM
 function lockStatement(names: TableNames, options: ClaimOptions, columns: string): Sql {
   const outbox = table(names, 'outbox')
   return sql`SELECT ${raw(columns)} FROM ${raw(outbox)} e FORCE INDEX (${raw(quoteIdent(indexNames(names).claim))})
-WHERE ${claimablePredicate(NOW, 'e')}${orderingPredicate(outbox, options, 'e')}
+WHERE ${fromMark(options)}${claimablePredicate(NOW, 'e')}${orderingPredicate(outbox, options, 'e')}
 ORDER BY e.created_at, e.id
 LIMIT ${batchLimit(options)}
 FOR UPDATE SKIP LOCKED`
+}
+
+/**
+ * The low-water mark (claim-mark.ts): the claim index is (published_at, failed_at, created_at,
+ * id), so the locking read seeks to the mark, past the delete-marked entries a held read view
+ * keeps before it. Not on the ordering check: a replayed event below the mark still holds its
+ * aggregate's newer ones back.
+ */
+function fromMark(options: ClaimOptions): Sql {
+  return options.from === undefined ? sql`` : sql`e.created_at >= CAST(${options.from} AS DATETIME(6)) AND `
 }
 
 /**
@@ -86,6 +97,7 @@ export const relay: RelayPart = {
     mark: options.mark && markStatement(names, options.mark.ids, options.mark.createdAt),
   }),
   claimScript,
+  claimMark,
   markPublished: markStatement,
   // a placeholder per id: a prepared statement per batch size would pile up on the connection
   prepareMark: false,

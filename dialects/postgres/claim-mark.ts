@@ -47,4 +47,4 @@ const next = (names: TableNames, old: string, bound: string) =>
   ORDER BY created_at LIMIT 1
 ))::text AS mark`
 
-export const claimMark: ClaimMarkPart = {none: NONE, writersBound, next}
+export const claimMark: ClaimMarkPart = {none: NONE, bound: 'writers', writersBound, next}

@@ -14,11 +14,27 @@ import type {Db} from '../db/index.js'
  */
 export const MARK_REFRESH_MAX_MS = 50
 
+/**
+ * A margin-bounded mark (ClaimMarkPart.bound 'margin', MySQL/MariaDB) trails the database clock by
+ * this much: an event whose INSERT is still uncommitted this long after it ran may fall below the
+ * mark and is then claimed by the walk every markResetMs (late, not lost). 2 s: the business
+ * transaction that writes an event usually commits milliseconds after it (the pressure bench's
+ * take 10-40 ms), and 2 s still covers a commit's fsync under load, a GC pause or a pool wait
+ * between the two. What it costs:
+ * under a held read view a claim walks the delete-marked entries of what was published within the
+ * margin, ~2 InnoDB pages each (a locking read looks each up): at 1,000 events/s, 6,091 pages for
+ * a mark moved every 2 s with this margin (bench/results/pressure-mariadb-margin.md), flat in
+ * time, where the walk from the start grows by ~2 pages per event published since the view began.
+ */
+export const DEFAULT_MARK_MARGIN_MS = 2000
+
 export interface ClaimMarkOptions {
   /** the mark moves at most this often (the relay's poll interval, capped at MARK_REFRESH_MAX_MS) */
   refreshMs: number
   /** back to `none`, one walk of the whole index, this often (see Relay's markResetMs) */
   resetMs: number
+  /** bound 'margin' only: how far the mark trails the database clock (DEFAULT_MARK_MARGIN_MS) */
+  marginMs?: number
 }
 
 export class ClaimMark {
@@ -101,26 +117,38 @@ export class ClaimMark {
   private async refresh(db: Db, names: TableNames, from: string): Promise<void> {
     const generation = this.generation
     // two statements, in this order: the bound is read before next()'s snapshot is taken
-    const [{bound}] = await db.query<{bound: string}>(this.part.writersBound(names))
+    const [{bound}] = await db.query<{bound: string}>(this.part.writersBound(names, this.options.marginMs ?? DEFAULT_MARK_MARGIN_MS))
     const [{mark}] = await db.query<{mark: string}>(this.part.next(names, from, bound))
     if (generation === this.generation) this.value = mark
   }
 }
 
 /**
- * The mark a claim starts from for `claimFrom` (default: 'mark' where the dialect has one):
- * the dialect's `none` to begin with, undefined for 'start'. `outbox sql claim` prints it.
+ * The mark a claim starts from for `claimFrom` (default: 'mark' where the dialect's mark never
+ * passes an uncommitted event, ClaimMarkPart.bound 'writers'; 'start' where it is bounded by a
+ * margin, or there is none): the dialect's `none` to begin with, undefined for 'start'.
+ * `outbox sql claim` prints it.
  */
 export function initialMark(dialect: Dialect, claimFrom: 'mark' | 'start' | undefined): string | undefined {
   const part = dialect.relay.claimMark
-  if ((claimFrom ?? (part ? 'mark' : 'start')) === 'start') return undefined
+  if ((claimFrom ?? (part?.bound === 'writers' ? 'mark' : 'start')) === 'start') return undefined
   if (!part) throw new UsageError((o) => `${o('claimFrom')} 'mark' is not available on ${dialect.displayName}`, (o) => `Use ${o('claimFrom')} 'start'`)
   return part.none
 }
 
-/** The relay's mark for `claimFrom`; undefined for 'start'. */
+/** The relay's mark for `claimFrom`; undefined for 'start'. A margin only where it bounds the mark. */
 export function claimMarkFor(dialect: Dialect, claimFrom: 'mark' | 'start' | undefined, options: ClaimMarkOptions): ClaimMark | undefined {
-  if (initialMark(dialect, claimFrom) === undefined) return undefined
+  const from = initialMark(dialect, claimFrom)
+  if (options.marginMs !== undefined) {
+    const part = dialect.relay.claimMark
+    if (part?.bound !== 'margin') {
+      const why = part ? "its claim mark is bounded by the outbox's writers" : 'it has no claim mark'
+      throw new UsageError((o) => `${o('markMarginMs')} means nothing on ${dialect.displayName}: ${why}`, (o) => `Drop ${o('markMarginMs')}`)
+    }
+    if (from === undefined) throw new UsageError((o) => `${o('markMarginMs')} bounds the claim mark, and the claims start from the start of the index`, (o) => `Add ${o('claimFrom')} mark, or drop ${o('markMarginMs')}`)
+    if (!Number.isSafeInteger(options.marginMs) || options.marginMs < 0) throw new UsageError((o) => `relay ${o('markMarginMs')} must be a whole number >= 0 (got ${options.marginMs})`)
+  }
+  if (from === undefined) return undefined
   if (!Number.isSafeInteger(options.resetMs) || options.resetMs < 1) throw new UsageError((o) => `relay ${o('markResetMs')} must be a whole number >= 1 (got ${options.resetMs})`)
   return new ClaimMark(dialect.relay.claimMark!, options)
 }

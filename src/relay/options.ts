@@ -43,11 +43,19 @@ export interface RelayOptions {
   /** longest error text written to last_error (default 2000 characters) */
   maxErrorLength?: number
   /**
-   * 'mark' (the default where the dialect has one, PostgreSQL): each claim starts at a low-water
-   * mark the relay keeps in memory, so a held xid's dead index entries before it are not walked
-   * again; 'start': from the start of the pending index.
+   * 'mark': each claim starts at a low-water mark the relay keeps in memory, so a held xid's (a
+   * held read view's) dead index entries before it are not walked again; the default on
+   * PostgreSQL, whose mark never passes an uncommitted event; opt-in on MySQL/MariaDB (see
+   * markMarginMs). 'start': from the start of the pending index (the default elsewhere).
    */
   claimFrom?: 'mark' | 'start'
+  /**
+   * MySQL/MariaDB's mark (ClaimMarkPart.bound 'margin'): how far it trails the database clock
+   * (default 2000, DEFAULT_MARK_MARGIN_MS). An event whose INSERT stays uncommitted longer than
+   * this may fall below the mark and is published by the walk every markResetMs: that late, never
+   * lost. Refused where the claims do not start from such a mark.
+   */
+  markMarginMs?: number
   /**
    * 'mark': walk the whole index again this often, for rows made pending again (default leaseMs:
    * how long a crashed relay's events wait before another relay takes them over already)

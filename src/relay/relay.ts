@@ -83,7 +83,7 @@ export class Relay {
     const {db, names, owner, metrics, logger} = this
     this.settler = new Settler({db, names, owner, metrics, logger, publisher: options.publisher, maxAttempts, backoff, maxErrorLength: options.maxErrorLength ?? 2000})
     if (options.leaseBy !== undefined && options.leaseBy !== 'row' && options.leaseBy !== 'transaction') throw new UsageError(`relay leaseBy must be row or transaction (got ${String(options.leaseBy)})`, 'Pass leaseBy row or transaction')
-    this.mark = claimMarkFor(this.db.dialect, options.claimFrom, {refreshMs: this.pollMs, resetMs: options.markResetMs ?? this.claim.leaseMs})
+    this.mark = claimMarkFor(this.db.dialect, options.claimFrom, {refreshMs: this.pollMs, resetMs: options.markResetMs ?? this.claim.leaseMs, marginMs: options.markMarginMs})
     if (options.leaseBy === 'transaction') {
       this.txLease = {
         db,

@@ -62,9 +62,15 @@ describe('outbox sql claim, both styles', () => {
     expect(start.status).toBe(0)
     expect(start.stdout).toContain('WHERE e.published_at IS NULL')
     expect(start.stdout).not.toContain('created_at >=')
-    const mysql = run(['sql', 'claim', '--dialect', 'mysql', '--claim-from', 'mark'])
-    expect(mysql.status).toBe(2)
-    expect(mysql.stderr).toMatch(/--claim-from 'mark' is not available on MySQL\/MariaDB\. Use --claim-from 'start'/)
+    const sqlite = run(['sql', 'claim', '--dialect', 'sqlite', '--claim-from', 'mark'])
+    expect(sqlite.status).toBe(2)
+    expect(sqlite.stderr).toMatch(/--claim-from 'mark' is not available on SQLite\. Use --claim-from 'start'/)
+  })
+  it('mysql: the mark is opt-in: --claim-from mark seeks the claim index from DATETIME\'s least value; the default claims from the start', () => {
+    const mark = run(['sql', 'claim', '--dialect', 'mysql', '--claim-from', 'mark'])
+    expect(mark.status).toBe(0)
+    expect(mark.stdout).toContain("WHERE e.created_at >= CAST('1000-01-01 00:00:00.000000' AS DATETIME(6)) AND e.published_at IS NULL")
+    expect(run(['sql', 'claim', '--dialect', 'mysql']).stdout).not.toContain('created_at >=')
   })
 })
 
@@ -260,8 +266,9 @@ describe('--help shows typed defaults as written', () => {
   it('relay: durations, a backoff and numbers', () => {
     const r = run(['relay', '--help'])
     expect(r.status, r.stderr).toBe(0)
-    for (const shown of ['--lease=DURATION       [default: 30s]', '--backoff=BASE..CAP    [default: 1s..10m]', '--batch=N              [default: 100]', '--poll=DURATION        [default: 1s]']) {
-      expect(r.stdout).toContain(shown)
+    // the column's width follows the widest flag (--mark-margin=DURATION)
+    for (const shown of [/--lease=DURATION +\[default: 30s\]/, /--backoff=BASE\.\.CAP +\[default: 1s\.\.10m\]/, /--batch=N +\[default: 100\]/, /--poll=DURATION +\[default: 1s\]/]) {
+      expect(r.stdout).toMatch(shown)
     }
   })
 })

@@ -236,6 +236,8 @@ describe('outbox relay (sqlite)', () => {
       ['--publisher', 'kafka'],
       ['--publisher', 'stdout', '--claim-from', 'nowhere'],
       ['--publisher', 'stdout', '--claim-from', 'mark'], // SQLite keeps no low-water mark
+      ['--publisher', 'stdout', '--mark-margin', '2s'], // nor a margin for one
+      ['--publisher', 'stdout', '--mark-margin', '-2s'],
     ]) {
       const run = await start([...base(), ...args, '--once']).done
       expect(run.code, args.join(' ')).toBe(2)

@@ -12,6 +12,7 @@ import {writeEvent} from '../../src/producer.js'
 import {claimMarkFor} from '../../src/relay/claim-mark.js'
 import {Relay, type RelayOptions} from '../../src/relay/relay.js'
 import {RecordingPublisher, sleep, until} from '../helpers/publishers.js'
+import {runningRelay} from '../helpers/running-relay.js'
 import {targets} from '../helpers/targets.js'
 import {closeTables, openTables} from '../helpers/tables.js'
 
@@ -57,18 +58,7 @@ describe.skipIf(!pg.available)('claim from the low-water mark on postgres', () =
   }
 
   /** A running relay, and every distinct mark it claimed from, sampled every 5 ms. */
-  function running(options: Partial<RelayOptions>) {
-    const publisher = new RecordingPublisher()
-    const relay = new Relay({db, tables: names, publisher, pollMs: 40, listen: false, ...options})
-    const marks: string[] = []
-    const sampler = setInterval(() => {
-      const mark = relay.claimMarkValue!
-      if (marks.at(-1) !== mark) marks.push(mark)
-    }, 5)
-    const loop = relay.start()
-    const stop = async () => (clearInterval(sampler), await relay.stop(), await loop)
-    return {relay, publisher, marks, stop, published: (id: string) => publisher.sent.some((e) => e.id === id)}
-  }
+  const running = (options: Partial<RelayOptions>) => runningRelay(db, names, {listen: false, ...options})
 
   it('a relay starts from -infinity; claimFrom start keeps no mark', () => {
     const publisher = new RecordingPublisher()
