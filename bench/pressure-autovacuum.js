@@ -4,17 +4,14 @@
 // grows with them, which no production server does. `--autovacuum=on` (the default) turns it on
 // for the run with ALTER SYSTEM and a reload, and puts the server back as it was after, also on
 // Ctrl-C; `--autovacuum=server` leaves the server's setting alone.
-import {driver} from './lib-under-test.js'
-
-const pg = await driver('pg')
+import {session} from './pressure-load.js'
 
 async function query(url, text) {
-  const client = new pg.Client({connectionString: url})
-  await client.connect()
+  const s = await session('postgres', url)
   try {
-    return (await client.query(text)).rows
+    return await s.run(text)
   } finally {
-    await client.end()
+    await s.end()
   }
 }
 

@@ -84,6 +84,10 @@ async function seed(db) {
 
 const dbs = {}
 for (const [build, l] of Object.entries(builds)) dbs[build] = await l.openDb(URL, {poolSize: 2})
+/** --evict: a scan of the unpartitioned table's rows (far past a 128 MB buffer pool), so status reads cold pages */
+const evict = async () => {
+  if (args.includes('--evict')) await dbs.after.query(lib.sql`SELECT COUNT(*) AS n FROM ${lib.raw(dbs.after.dialect.render.table(tables.plain, 'outbox'))} WHERE payload IS NOT NULL`)
+}
 try {
   if (args.includes('--drop')) {
     for (const names of Object.values(tables)) await dbs.after.execute(lib.sql`DROP TABLE IF EXISTS ${lib.raw(dbs.after.dialect.render.table(names, 'outbox'))}`)
@@ -109,8 +113,7 @@ try {
       const [build, table] = combos[(i + j) % combos.length]
       const times = (sink.times = [])
       const seen = (sink.seen = new Map())
-      // --evict: a scan of the unpartitioned table's rows first (far past a 128 MB buffer pool): status reads cold pages
-      if (args.includes('--evict')) await dbs.after.query(lib.sql`SELECT COUNT(*) AS n FROM ${lib.raw(dbs.after.dialect.render.table(tables.plain, 'outbox'))} WHERE payload IS NOT NULL`)
+      await evict()
       const started = performance.now()
       await builds[build].readStatus(wrapped[build], tables[table], {windowMs: option('window-ms', 3_600_000)})
       const total = performance.now() - started
@@ -219,7 +222,7 @@ async function explainMariaDb(statements) {
         await tx.query(statement)
         const delta = moved(before, await counters())
         const counts = Object.entries(delta).map(([k, v]) => [k.replace('Handler_', ''), v - own[k]]).filter(([, v]) => v > 0)
-        if (args.includes('--evict')) await dbs.after.query(lib.sql`SELECT COUNT(*) AS n FROM ${lib.raw(dbs.after.dialect.render.table(tables.plain, 'outbox'))} WHERE payload IS NOT NULL`)
+        await evict()
         const [row] = await tx.query(sql`ANALYZE FORMAT=JSON ${statement}`)
         const accesses = []
         JSON.parse(String(Object.values(row)[0]), (_k, v) => {

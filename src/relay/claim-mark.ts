@@ -59,6 +59,11 @@ export class ClaimMark {
     return this.value
   }
 
+  /** how far the mark trails the database clock where the dialect bounds it by a margin (bound 'margin') */
+  get marginMs(): number | undefined {
+    return this.part.bound === 'margin' ? (this.options.marginMs ?? DEFAULT_MARK_MARGIN_MS) : undefined
+  }
+
   /** The next claim starts from scratch (a relay's start, a drain of what is deliverable now). */
   reset(): void {
     this.generation++
@@ -117,7 +122,7 @@ export class ClaimMark {
   private async refresh(db: Db, names: TableNames, from: string): Promise<void> {
     const generation = this.generation
     // two statements, in this order: the bound is read before next()'s snapshot is taken
-    const [{bound}] = await db.query<{bound: string}>(this.part.writersBound(names, this.options.marginMs ?? DEFAULT_MARK_MARGIN_MS))
+    const [{bound}] = await db.query<{bound: string}>(this.part.writersBound(names, this.marginMs ?? 0))
     const [{mark}] = await db.query<{mark: string}>(this.part.next(names, from, bound))
     if (generation === this.generation) this.value = mark
   }

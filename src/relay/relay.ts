@@ -111,6 +111,11 @@ export class Relay {
     return this.mark?.current
   }
 
+  /** How far that mark trails the database clock, where the dialect bounds it by a margin (MySQL). */
+  get claimMarkMarginMs(): number | undefined {
+    return this.mark?.marginMs
+  }
+
   /** True while a LISTEN connection is attached (PostgreSQL with listen: true). */
   get listening(): boolean {
     return this.listener !== undefined

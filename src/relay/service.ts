@@ -1,7 +1,6 @@
 // `outbox relay` as a library call: open the database and the publisher, run the relay
 // (once, or until SIGTERM/SIGINT), serve metrics, and close everything on the way out.
 import type {TableNames} from '../../dialects/index.js'
-import {DEFAULT_MARK_MARGIN_MS} from './claim-mark.js'
 import {onStopSignals, type StopSignals} from '../core/stop-signals.js'
 import {describeDbError, openDb, type Db} from '../db/index.js'
 import {redactUrl} from '../core/redact.js'
@@ -77,7 +76,7 @@ export async function runRelayService(options: RelayServiceOptions): Promise<Rel
       concurrency,
       ordering: options.relay.ordering ?? 'none',
       claimFrom: relay.claimMarkValue === undefined ? 'start' : 'mark',
-      markMarginMs: relay.claimMarkValue !== undefined && db.dialect.relay.claimMark?.bound === 'margin' ? (options.relay.markMarginMs ?? DEFAULT_MARK_MARGIN_MS) : undefined,
+      markMarginMs: relay.claimMarkMarginMs,
       leaseBy: options.relay.leaseBy === 'transaction' ? 'transaction' : undefined,
       listen: options.relay.listen && db.dialect.relay.listen ? true : undefined,
       once: options.once || undefined,
