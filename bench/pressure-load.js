@@ -2,6 +2,7 @@
 // writeEvent, open loop), the sessions that hold the horizon back (one idle transaction, or
 // REPEATABLE READ readers scanning the outbox), and the outbox's gauges (dead tuples, index
 // size, the pending scan's buffers; InnoDB's history list on MariaDB).
+import {setPriority} from 'node:os'
 import {openProducer} from './business.js'
 import {DIALECTS, driver} from './lib-under-test.js'
 import {mariadbGauges} from './pressure-mariadb-gauge.js'
@@ -147,14 +148,21 @@ export async function holdHorizon(dialect, url, table) {
   return {release: async () => (await s.run('ROLLBACK').catch(() => {}), await s.end()), end: () => s.end()}
 }
 
-/** `count` REPEATABLE READ sessions, each one transaction scanning the outbox in a loop. */
-export async function startReaders(dialect, url, table, count, pauseMs = 200) {
+/**
+ * `count` REPEATABLE READ sessions, each one transaction scanning the outbox in a loop. `nice`
+ * (PostgreSQL on this machine): each reader's backend process runs at that nice level and
+ * scans without parallel workers (processes of their own, which would not be reniced), so the
+ * readers take only the CPU nothing else wants: what a server with cores to spare for them
+ * would see of their snapshots and scans, without their share of these 2 cores.
+ */
+export async function startReaders(dialect, url, table, count, {pauseMs = 200, nice} = {}) {
   let running = true
   const loops = []
   const sessions = []
   for (let i = 0; i < count; i++) {
     const s = await session(dialect, url)
     sessions.push(s)
+    if (nice !== undefined) await reniceBackend(s, nice)
     await s.run(dialect === 'postgres' ? 'BEGIN ISOLATION LEVEL REPEATABLE READ' : 'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ')
     if (dialect !== 'postgres') await s.run('START TRANSACTION')
     loops.push(
@@ -170,6 +178,17 @@ export async function startReaders(dialect, url, table, count, pauseMs = 200) {
     await sleep(pauseMs / count) // staggered: their snapshots differ
   }
   return {stop: async () => ((running = false), await Promise.all(loops)), end: async () => ((running = false), await Promise.all(sessions.map((s) => s.end())))}
+}
+
+/** A PostgreSQL session's backend process at `nice`, and its statements without parallel workers. */
+async function reniceBackend(s, nice) {
+  const [{pid}] = await s.run('SELECT pg_backend_pid() AS pid')
+  try {
+    setPriority(pid, nice)
+  } catch (e) {
+    throw new Error(`pressure: --readers-nice: cannot renice the reader's backend (pid ${pid}: ${e.code ?? e.message}); it needs the PostgreSQL server on this machine and the right to renice its processes`)
+  }
+  await s.run('SET max_parallel_workers_per_gather = 0')
 }
 
 /**

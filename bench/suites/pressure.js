@@ -15,7 +15,9 @@
 // --slots-free=N (slots left free in the slots phase, default 3), --down-seconds=N (the restart
 // keeps the server stopped that long, default 0), --label=NAME (the plots are
 // pressure-NAME-<dialect>.svg), --autovacuum=on|server (PostgreSQL; default on, as production
-// runs: bench/pressure-autovacuum.js). --quick: 20 s phases.
+// runs: bench/pressure-autovacuum.js), --readers-nice=N (PostgreSQL on this machine: the
+// readers' backends at nice N, without parallel workers, as if the server had cores to spare
+// for them; bench/pressure-load.js startReaders). --quick: 20 s phases.
 // restart: the server restarted a third into the phase (bench/pressure-faults.js); slots: all
 // but --slots-free connection slots taken by idle sessions for the phase, the relays'
 // connections cut every 5 s so they must connect again into the few left.
@@ -51,7 +53,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)))
 
 function options(args, quick) {
   const opt = Object.fromEntries(args.filter((a) => a.startsWith('--') && a.includes('=')).map((a) => a.slice(2).split('=')))
-  const known = ['rate', 'seconds', 'clean-seconds', 'idle-seconds', 'readers-seconds', 'high-seconds', 'recovery-seconds', 'fault-seconds', 'dialects', 'faults', 'producers', 'claim-from', 'pg-url', 'mysql-url', 'slots-free', 'label', 'down-seconds', 'autovacuum']
+  const known = ['rate', 'seconds', 'clean-seconds', 'idle-seconds', 'readers-seconds', 'high-seconds', 'recovery-seconds', 'fault-seconds', 'dialects', 'faults', 'producers', 'claim-from', 'pg-url', 'mysql-url', 'slots-free', 'label', 'down-seconds', 'autovacuum', 'readers-nice']
   const unknown = Object.keys(opt).filter((k) => !known.includes(k))
   if (unknown.length) throw new Error(`pressure: unknown option(s) ${unknown.map((k) => `--${k}`).join(', ')}; known: ${known.map((k) => `--${k}=`).join(' ')}`)
   const base = Number(opt.seconds ?? (quick ? 20 : 0))
@@ -78,7 +80,11 @@ function options(args, quick) {
   const slotsFree = Number(opt['slots-free'] ?? SLOTS_FREE)
   const autovacuum = opt.autovacuum ?? 'on'
   if (!['on', 'server'].includes(autovacuum)) throw new Error(`pressure: --autovacuum=${autovacuum}: on or server`)
-  return {rate: Number(opt.rate ?? 1000), producers: Number(opt.producers ?? PRODUCERS), dialects, urls, slotsFree, downSeconds: Number(opt['down-seconds'] ?? 0), label: opt.label, claimFrom: opt['claim-from'], autovacuum, phases}
+  const readersNice = opt['readers-nice'] === undefined ? undefined : Number(opt['readers-nice'])
+  if (readersNice !== undefined && !(Number.isInteger(readersNice) && readersNice >= 0 && readersNice <= 19)) throw new Error(`pressure: --readers-nice=${opt['readers-nice']}: a nice level from 0 to 19`)
+  // MariaDB's connections are threads of one process, named only by performance_schema (off here)
+  if (readersNice !== undefined && dialects.includes('mysql')) throw new Error('pressure: --readers-nice is PostgreSQL only (pass --dialects=postgres)')
+  return {rate: Number(opt.rate ?? 1000), readersNice, producers: Number(opt.producers ?? PRODUCERS), dialects, urls, slotsFree, downSeconds: Number(opt['down-seconds'] ?? 0), label: opt.label, claimFrom: opt['claim-from'], autovacuum, phases}
 }
 
 /** One run on one dialect: every phase in turn, then the drain; the tables dropped in any case. */
@@ -138,7 +144,7 @@ async function run(dialect, config, log) {
       const from = at(performance.now())
       producers.setRate(config.rate * (phase.factor ?? 1))
       const held = phase.hold ? await holdHorizon(dialect, url, names.outbox) : undefined
-      const readers = phase.readers ? await startReaders(dialect, url, names.outbox, READERS) : undefined
+      const readers = phase.readers ? await startReaders(dialect, url, names.outbox, READERS, {nice: config.readersNice}) : undefined
       const hogs = phase.slots ? await hogSlots(dialect, url, config.slotsFree) : undefined
       for (const h of [held, readers, hogs]) if (h) holders.add(h)
       if (hogs) slots.push({held: hogs.count, refusal: hogs.refusal})
@@ -186,8 +192,8 @@ async function run(dialect, config, log) {
     const [left] = await admin.run(`SELECT COUNT(*) AS n FROM ${names.outbox} WHERE published_at IS NULL`)
     const lost = [...committed.keys()].filter((id) => !published.has(id)).length
     const series = secondSeries(committed, published, at(performance.now()))
-    if (process.env.PRESSURE_DUMP) writeFileSync(process.env.PRESSURE_DUMP, JSON.stringify({t0wall: Date.now() - (performance.now() - t0), table: names.outbox, phases, batches, series, samples, control: controlMs}))
     const controlMs = control.samples.map((c) => ({t: at(c.t), ms: c.ms}))
+    if (process.env.PRESSURE_DUMP) writeFileSync(process.env.PRESSURE_DUMP, JSON.stringify({t0wall: Date.now() - (performance.now() - t0), table: names.outbox, phases, batches, series, samples, control: controlMs}))
     const figures = phaseFigures({phases, committed, published, duplicates, batches, samples, series, control: controlMs})
     writeFileSync(join(new URL('../results', import.meta.url).pathname, svgName(config.label, dialect)), pressureSvg({title: `outbox relay x${RELAYS} under pressure: ${dialect === 'postgres' ? 'PostgreSQL' : 'MariaDB'}, target ${config.rate} events/s`, series, phases}))
     return {dialect, phases: figures, series, totals: {committed: committed.size, published: published.size, lost, duplicates: duplicates.length, unpublishedRows: Number(left.n), producerErrors: producers.stats.errors, producerLastError: producers.stats.lastError, relayExits: relays.exits, kills: relays.kills, connectionsCut: cuts, restarts, slots}}
