@@ -1,5 +1,5 @@
 // The relay: claim a batch -> publish -> settle (./settle.ts), in `concurrency` loops per
-// process. Each claim carries the mark of its loop's previous batch (./pending-mark.ts): one
+// process, whose claims take turns (./claim-turn.ts). Each claim carries the mark of its loop's previous batch (./pending-mark.ts): one
 // commit per batch. After a full batch, when publishing takes a real share of a claim's time,
 // the next claim goes out while this one is published (./ahead.ts). All SQL goes through
 // ./claim.ts, i.e. the dialect functions.
@@ -11,6 +11,7 @@ import {resolveTables} from '../schema/tables.js'
 import {DEFAULT_BACKOFF, type Backoff} from './backoff.js'
 import {claimMarkFor, type ClaimMark} from './claim-mark.js'
 import {claimBatch, releaseLeases, type ClaimedEvent} from './claim.js'
+import {ClaimTurn} from './claim-turn.js'
 import {handBack, type Ahead, type Claimed} from './ahead.js'
 import {BatchSize, maxBatchFor} from './batch-size.js'
 import {RelayMetrics} from './metrics.js'
@@ -57,6 +58,8 @@ export class Relay {
   private readonly wakeup = new Wakeup()
   /** the low-water mark; undefined: every claim starts at the start of the index */
   private readonly mark?: ClaimMark
+  /** the loops' row-lease claims, one at a time (./claim-turn.ts) */
+  private readonly turn = new ClaimTurn()
   /** lease 'transaction': what its cycle needs of this relay; undefined: row leases */
   private readonly txLease?: TransactionCycle
 
@@ -256,14 +259,16 @@ export class Relay {
     const from = await this.mark?.before(this.db, this.names)
     const {carried, restore} = pending.take()
     let events: ClaimedEvent[]
+    let sent = at
     try {
-      events = await claimBatch(this.db, this.names, {...this.claim, batch: asked, ...(from === undefined ? {} : {from}), ...(carried ? {mark: carried} : {})})
+      // `at` stays the time the loop asked: the lease runs from later, never earlier
+      events = await this.turn.run(() => ((sent = performance.now()), claimBatch(this.db, this.names, {...this.claim, batch: asked, ...(from === undefined ? {} : {from}), ...(carried ? {mark: carried} : {})})))
     } catch (error) {
       restore() // rolled back with the claim (or committed, unknown: a second mark changes nothing)
       throw error
     }
     if (carried) failpoint('relay.after-mark')
-    const ms = performance.now() - at
+    const ms = performance.now() - sent // the claim's own time, not its wait for the turn
     this.metrics.observeClaim(ms / 1000)
     return {events, at, ms, asked}
   }
