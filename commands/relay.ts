@@ -36,7 +36,7 @@ Exit codes: 0 done (--once: nothing left pending or failed; without --once: stop
     lease: duration({description: 'lease per batch; a batch not settled within it may be taken over', default: '30s', helpValue: 'DURATION'}),
     'max-attempts': positiveInt({description: 'an event is failed when its attempts reach this', default: '10', helpValue: 'N', max: 1000}),
     backoff: backoff({description: 'retry delay BASE..CAP, exponential with jitter', default: '1s..10m', helpValue: 'BASE..CAP'}),
-    concurrency: positiveInt({description: 'batches in flight in this process (their claims take turns)', default: '1', helpValue: 'N', max: 64}),
+    concurrency: positiveInt({description: 'batches in flight in this process (with the row lease, their claims take turns)', default: '1', helpValue: 'N', max: 64}),
     ordering: Flags.string({description: 'aggregate: never deliver an event before the older events of its aggregate', options: ['none', 'aggregate'], default: 'none'}),
     'claim-from': Flags.string({
       description: "mark: each claim starts at a low-water mark, not walking what a held xid or read view keeps (default on PostgreSQL); start: at the index's start",

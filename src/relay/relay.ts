@@ -1,8 +1,8 @@
 // The relay: claim a batch -> publish -> settle (./settle.ts), in `concurrency` loops per
-// process, whose claims take turns (./claim-turn.ts). Each claim carries the mark of its loop's previous batch (./pending-mark.ts): one
-// commit per batch. After a full batch, when publishing takes a real share of a claim's time,
-// the next claim goes out while this one is published (./ahead.ts). All SQL goes through
-// ./claim.ts, i.e. the dialect functions.
+// process, whose claims take turns (./claim-turn.ts). Each claim carries the mark of its
+// loop's previous batch (./pending-mark.ts): one commit per batch. After a full batch, when
+// publishing takes a real share of a claim's time, the next claim goes out while this one is
+// published (./ahead.ts). All SQL goes through ./claim.ts, i.e. the dialect functions.
 import type {ClaimOptions, TableNames} from '../../dialects/index.js'
 import {failpoint} from '../core/failpoints.js'
 import type {Db, Listener} from '../db/index.js'
