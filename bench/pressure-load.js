@@ -152,8 +152,9 @@ export async function holdHorizon(dialect, url, table) {
  * `count` REPEATABLE READ sessions, each one transaction scanning the outbox in a loop. `nice`
  * (PostgreSQL on this machine): each reader's backend process runs at that nice level and
  * scans without parallel workers (processes of their own, which would not be reniced), so the
- * readers take only the CPU nothing else wants: what a server with cores to spare for them
- * would see of their snapshots and scans, without their share of these 2 cores.
+ * readers get the CPU nothing else wants: the closest this machine gets to a server with cores
+ * to spare for them. Not close enough: they still share memory and shared buffers, and the
+ * machine still slowed (bench/results/pressure-readers-nice.md).
  */
 export async function startReaders(dialect, url, table, count, {pauseMs = 200, nice} = {}) {
   let running = true

@@ -16,8 +16,8 @@
 // keeps the server stopped that long, default 0), --label=NAME (the plots are
 // pressure-NAME-<dialect>.svg), --autovacuum=on|server (PostgreSQL; default on, as production
 // runs: bench/pressure-autovacuum.js), --readers-nice=N (PostgreSQL on this machine: the
-// readers' backends at nice N, without parallel workers, as if the server had cores to spare
-// for them; bench/pressure-load.js startReaders). --quick: 20 s phases.
+// readers' backends at nice N, without parallel workers: the closest this machine gets to a
+// server with cores to spare for them; bench/pressure-load.js startReaders). --quick: 20 s phases.
 // restart: the server restarted a third into the phase (bench/pressure-faults.js); slots: all
 // but --slots-free connection slots taken by idle sessions for the phase, the relays'
 // connections cut every 5 s so they must connect again into the few left.
