@@ -1,5 +1,6 @@
 // One section at a time on something single-threaded that async callers share: SQLite's one
-// connection behind a Db, an app's own connection a Consumer runs its transactions on.
+// connection behind a Db, an app's own connection a Consumer runs its transactions on, and a
+// relay's claims (its loops take turns: Relay.turn).
 import {poolWaitTimeout} from './errors.js'
 
 export class Mutex {

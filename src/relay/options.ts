@@ -32,7 +32,7 @@ export interface RelayOptions {
   maxAttempts?: number
   /** retry delay: exponential from baseMs, capped at capMs, with jitter (default 1s..10m) */
   backoff?: Backoff
-  /** batches in flight in this process (default 1); their row-lease claims take turns (./claim-turn.ts) */
+  /** batches in flight in this process (default 1); their row-lease claims take turns (Relay.turn) */
   concurrency?: number
   ordering?: 'none' | 'aggregate'
   /** lease owner (default host:pid:random) */

@@ -1,20 +1,20 @@
-// The loops of one relay take turns to claim (src/relay/claim-turn.ts): never two of its claims
+// The loops of one relay take turns to claim (Relay.turn, a Mutex): never two of its claims
 // in flight at once, while their publishes overlap; every event still published once. Checked
 // on the servers whose claims lock with SKIP LOCKED (the claims that raced each other), by a
 // Db that counts the claims in flight as the relay sends them.
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {raw, sql, type Sql, type TableNames} from '../../dialects/index.js'
 import type {Db, Queryable} from '../../src/db/index.js'
-import {ClaimTurn} from '../../src/relay/claim-turn.js'
+import {Mutex} from '../../src/db/mutex.js'
 import {Relay} from '../../src/relay/relay.js'
 import {count, seedEvents} from '../helpers/events.js'
 import {RecordingPublisher, sleep} from '../helpers/publishers.js'
 import {targets} from '../helpers/targets.js'
 import {closeTables, openTables} from '../helpers/tables.js'
 
-describe('ClaimTurn', () => {
+describe('Mutex without a wait limit, as the relay turns its claims', () => {
   it('runs claims one at a time, in the order asked, and a failed one does not stop the next', async () => {
-    const turn = new ClaimTurn()
+    const turn = new Mutex(Infinity)
     const log: string[] = []
     let inFlight = 0
     let most = 0
