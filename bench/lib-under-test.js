@@ -26,7 +26,7 @@ export async function driver(name) {
   return module.default ?? module
 }
 
-export const {Relay, openDb, applyInit, initPlan, ensurePartitions, sql, raw, join, databaseNow, readStatus, statusRowsRead, archive, replay} = lib
+export const {Relay, claimBatch, openDb, applyInit, initPlan, ensurePartitions, sql, raw, join, databaseNow, readStatus, statusRowsRead, archive, replay} = lib
 
 // ---- the Dialect in named parts ----
 // Builds before the restructure's step 3 (d3ed054 and older) have one flat Dialect object

@@ -79,6 +79,32 @@ function markOf(rows, spans) {
   return {ids, createdAt: {from: new Date(Math.min(...times) - 1), to: new Date(Math.max(...times) + 1)}}
 }
 
+/**
+ * The low-water mark's statements, where the relay claims from one by default (ClaimMarkPart.bound
+ * 'writers': PostgreSQL): walked from `none` before the first claim, then moved every
+ * MARK_MOVE_MS, as the relay's ClaimMark does during a drain. Undefined where the relay claims
+ * from the start of the index (MariaDB's default, SQLite, builds before the mark).
+ */
+function markMover(d, names, query) {
+  const part = d.relay.claimMark
+  if (part?.bound !== 'writers') return undefined
+  let value = part.none
+  let movedAt = -Infinity
+  return async () => {
+    const now = performance.now()
+    if (now - movedAt >= MARK_MOVE_MS) {
+      movedAt = now
+      // two statements, in this order, as the relay sends them (src/relay/claim-mark.ts refresh)
+      const [{bound}] = await query(part.writersBound(names, 0))
+      const [{mark}] = await query(part.next(names, value, bound))
+      value = mark
+    }
+    return value
+  }
+}
+/** src/relay/claim-mark.ts MARK_REFRESH_MAX_MS: how often the relay moves its mark while claims run */
+const MARK_MOVE_MS = 50
+
 /** The raw loop: the dialect's claim and mark statements on the bare driver, as the relay runs them. */
 export async function rawLoop(dialectName, url, names) {
   const d = DIALECTS[dialectName]
@@ -86,17 +112,24 @@ export async function rawLoop(dialectName, url, names) {
   const plan = d.relay.claim(names, options)
   const carries = carriesMark(d, names, options)
   const spans = boundsBySpan(d, names, options)
-  /** the claim plan carrying `mark` (the previous batch's) */
-  const carrying = (mark) => (carries && mark.ids.length > 0 ? d.relay.claim(names, {...options, mark}) : plan)
+  /** the claim plan from the low-water mark `from` (if the relay keeps one) carrying `mark` (the previous batch's) */
+  const carrying = (mark, from) => {
+    const carried = carries && mark.ids.length > 0
+    return carried || from !== undefined ? d.relay.claim(names, {...options, ...(from === undefined ? {} : {from}), ...(carried ? {mark} : {})}) : plan
+  }
   let previous = {ids: []}
   let total = 0
   if (dialectName === 'postgres') {
     const pg = await driver('pg')
     const client = new pg.Client({connectionString: url})
     await client.connect()
+    const lowWater = markMover(d, names, async (statement) => {
+      const compiled = d.render.compile(statement)
+      return (await client.query(compiled.text, compiled.params)).rows
+    })
     const started = performance.now()
     for (;;) {
-      const claim = d.render.compile(carrying(previous).statement)
+      const claim = d.render.compile(carrying(previous, await lowWater?.()).statement)
       const {rows} = await client.query({name: previous.ids.length && carries ? 'raw_claim_mark' : 'raw_claim', text: claim.text, values: claim.params})
       if (rows.length === 0) break
       previous = markOf(rows, spans)
@@ -184,6 +217,8 @@ export async function rawLoop(dialectName, url, names) {
 
 export async function relayRun(url, names, instances) {
   const dbs = await Promise.all(Array.from({length: instances}, () => openDb(url, {poolSize: 2})))
+  // connected before the clock starts, as the raw loop's client is: a drain, not a relay's start
+  await Promise.all(dbs.map((db) => Promise.all([db.query(sql`SELECT 1`), db.query(sql`SELECT 1`)])))
   const started = performance.now()
   // maxBatch = batch: the raw loop claims BATCH at a time, so the relay must too for relay/raw
   // to compare the same statements (claims that grow during a backlog are measured in peers)
@@ -285,8 +320,10 @@ table (${counts.postgres} events on PostgreSQL, ${counts.sqlite} on SQLite, ${co
 loop on the bare driver (pg Client / mysql2 connection / better-sqlite3) running the same
 claim and mark statements, their text taken from the dialect (each claim carrying the
 previous batch's mark, in its statement or its transaction, bounded by the batch's created_at
-span where the dialect's statements are, each text prepared once, as the relay runs it), with nothing else: no
-pool, no result mapping, no sorting (SQLite's RETURNING is unordered: the relay sorts), no settle logic. ${runs} interleaved pairs per dialect,
+span where the dialect's statements are, each text prepared once; on PostgreSQL from the low-water
+mark, walked before the first claim and moved every ${MARK_MOVE_MS} ms with its two statements; as the relay
+runs them), with nothing else: no pool, no result mapping, no sorting (SQLite's RETURNING is unordered:
+the relay sorts), no settle logic. Both connect before the clock starts. ${runs} interleaved pairs per dialect,
 alternating which runs first; the ratio is taken per pair, median (min–max). Target: at
 least ${TARGET * 100}%. Load average (2 cores, shared): ${load}; single runs swing widely, hence
 many short pairs, and the spread is shown: on this machine one pair can read 40% or 170%
