@@ -165,3 +165,11 @@ function markdown({seconds, rounds, figures, scenarios}) {
     'Reproduce: `npm run build && npm run bench -- latency`.',
   ].join('\n')
 }
+
+/** The figures `npm run bench -- compare` puts side by side: each scenario's p50 and p99, commit to publisher. */
+export function headline(raw) {
+  return Object.entries(raw.figures).flatMap(([key, f]) => [
+    {key: `${key} p50`, label: `${key}: p50 ms, producer commit to publisher (median of ${f.p50.runs} runs)`, value: f.p50.median, better: 'lower'},
+    {key: `${key} p99`, label: `${key}: p99 ms, producer commit to publisher (median of ${f.p99.runs} runs)`, value: f.p99.median, better: 'lower'},
+  ])
+}

@@ -89,3 +89,11 @@ function markdown({perBlock, rounds, figures, skipped}) {
     'Reproduce: `npm run build && npm run bench -- producer`.',
   ].join('\n')
 }
+
+/** The figures `npm run bench -- compare` puts side by side: what writeEvent adds to a business transaction. */
+export function headline(raw) {
+  return Object.entries(raw.figures).flatMap(([key, f]) => [
+    {key: `${key} added us`, label: `${key}: µs writeEvent adds to a business transaction (median of ${f.addedUs.runs} rounds)`, value: f.addedUs.median, better: 'lower'},
+    {key: `${key} with/without`, label: `${key}: transaction time with the outbox insert / without (median of ${f.ratio.runs} rounds)`, value: f.ratio.median, better: 'lower'},
+  ])
+}

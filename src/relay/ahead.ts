@@ -30,6 +30,8 @@ export interface Ahead {
   wasAhead?: boolean
   /** how long the loop's last batch took to publish (ms); none yet: no claim is sent ahead */
   publishMs?: number
+  /** performance.now() when the loop started or last woke from idle (ClaimMark.before: whether a claim waits for the mark's move) */
+  awakeSince: number
 }
 
 /** Waits for the claim sent ahead, if any, and gives its leases back (attempt refunded). */

@@ -81,8 +81,16 @@ export class ClaimMark {
    * in the pressure run), which a claim from `none` did on the claims' path, and the move after
    * it again. A mark kept longer stays safe, only less tight. Concurrent loops share one refresh;
    * a failed one leaves the old mark, which stays safe for every writer.
+   *
+   * `awakeSince`: when the claiming loop last woke from idle. A loop awake for less than the
+   * refresh interval does not wait for a move that is due (its claim takes the mark there is):
+   * the relay moves the mark when a loop goes idle, before it sleeps, off the path from a NOTIFY
+   * to the claim. With LISTEN at 200 events/s the loop sleeps between events, and the move's two
+   * round trips on every tenth claim's path doubled the p99, commit to publish (BENCHMARKS.md,
+   * the relay's latency against the build before the mark). A loop that claims without going
+   * idle (a backlog, a steady stream) moves it on its claims' path, as often as before.
    */
-  async before(db: Db, names: TableNames): Promise<string> {
+  async before(db: Db, names: TableNames, awakeSince = -Infinity): Promise<string> {
     // a reset must not be overwritten by a refresh that started from the mark before it
     while (this.refreshing) await this.refreshing
     const now = performance.now()
@@ -101,7 +109,8 @@ export class ClaimMark {
       }
     }
     // no refresh from the mark while the walk runs: the walk's mark replaces it when it ends
-    if (!this.rewalking && now - this.refreshedAt >= Math.min(this.options.refreshMs, MARK_REFRESH_MAX_MS)) {
+    const interval = Math.min(this.options.refreshMs, MARK_REFRESH_MAX_MS)
+    if (!this.rewalking && now - this.refreshedAt >= interval && now - awakeSince >= interval) {
       this.refreshedAt = now
       this.refreshing = this.refresh(db, names, this.value).finally(() => (this.refreshing = undefined))
     }

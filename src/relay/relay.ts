@@ -138,7 +138,7 @@ export class Relay {
     this.mark?.reset() // deliverable now includes rows made pending again below the mark
     const worker = async () => {
       const pending = new PendingMark()
-      const loop: Ahead = {size: this.batchSize()}
+      const loop: Ahead = {size: this.batchSize(), awakeSince: performance.now()}
       try {
         while (!this.stopping) {
           const part = await this.cycle(pending, loop)
@@ -183,14 +183,14 @@ export class Relay {
       let failures = 0
       // this loop's published events, marked by its next claim (or flushed before it waits)
       const pending = new PendingMark()
-      const ahead: Ahead = {size: this.batchSize()}
+      const ahead: Ahead = {size: this.batchSize(), awakeSince: performance.now()}
       while (!this.stopping) {
         try {
           const part = await this.cycle(pending, ahead)
           failures = 0
           // idle: the empty claim carried the mark, nothing is pending while the loop sleeps
           // (unless that claim went out ahead, before the last batch was settled: claim again)
-          if (part === undefined) await (ahead.wasAhead ? nextTurn() : this.wakeup.sleep(this.pollMs))
+          if (part === undefined) await (ahead.wasAhead ? nextTurn() : this.idle(ahead))
           // broker down: claim again only after a backoff, or every claim would fail at once;
           // a claim sent ahead meanwhile is handed back, not held through the wait
           else if (part.outage) {
@@ -218,6 +218,13 @@ export class Relay {
       await this.listener?.close().catch(() => {})
       this.listener = undefined
     }
+  }
+
+  /** A loop with nothing to claim: the mark's move that is due is made now, off any claim's path, then it sleeps (poll interval, NOTIFY or stop()). */
+  private async idle(loop: Ahead): Promise<void> {
+    await this.mark?.before(this.db, this.names)
+    await this.wakeup.sleep(this.pollMs)
+    loop.awakeSince = performance.now()
   }
 
   /** A loop's claims start at `batch`, growing to maxBatch while they come back full. */
@@ -264,7 +271,7 @@ export class Relay {
   private async claimNext(pending: PendingMark, loop: Ahead): Promise<Claimed> {
     const at = performance.now()
     const asked = loop.size.next
-    const from = await this.mark?.before(this.db, this.names)
+    const from = await this.mark?.before(this.db, this.names, loop.awakeSince)
     const {carried, restore} = pending.take()
     let events: ClaimedEvent[]
     let sent = at
