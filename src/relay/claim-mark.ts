@@ -87,7 +87,7 @@ export class ClaimMark {
    * the relay moves the mark when a loop goes idle, before it sleeps, off the path from a NOTIFY
    * to the claim. With LISTEN at 200 events/s the loop sleeps between events, and the move's two
    * round trips on every tenth claim's path doubled the p99, commit to publish (BENCHMARKS.md,
-   * the relay's latency against the build before the mark). A loop that claims without going
+   * "Latency and producer cost against the build before issue 23"). A loop that claims without going
    * idle (a backlog, a steady stream) moves it on its claims' path, as often as before.
    */
   async before(db: Db, names: TableNames, awakeSince = -Infinity): Promise<string> {
