@@ -299,7 +299,7 @@ export class Relay {
    * ordering (this batch's aggregates would be held back from it), nor while the broker is down.
    */
   private async cycle(pending: PendingMark, loop: Ahead): Promise<DrainResult | undefined> {
-    if (this.txLease) return transactionCycle(this.txLease, loop.size)
+    if (this.txLease) return transactionCycle(this.txLease, loop.size, loop.awakeSince)
     const next = loop.next
     loop.next = undefined // taken, whether it resolves or fails
     loop.wasAhead = next !== undefined

@@ -51,11 +51,14 @@ export function transactionLeaseOf(db: Db): TransactionLeasePart {
   return part
 }
 
-/** One batch of the loop's size under the transaction lease: claim -> publish -> mark + COMMIT. Undefined when nothing was claimable. */
-export async function transactionCycle(c: TransactionCycle, size: BatchSize): Promise<DrainResult | undefined> {
+/**
+ * One batch of the loop's size under the transaction lease: claim -> publish -> mark + COMMIT.
+ * Undefined when nothing was claimable. `awakeSince`: when the loop last woke (ClaimMark.before).
+ */
+export async function transactionCycle(c: TransactionCycle, size: BatchSize, awakeSince: number): Promise<DrainResult | undefined> {
   const {part} = c
   const claimSent = performance.now()
-  const from = await c.mark?.before(c.db, c.names)
+  const from = await c.mark?.before(c.db, c.names, awakeSince)
   const asked = size.next
   const options = {...c.claim, batch: asked, ...(from === undefined ? {} : {from})}
   const at = performance.now()

@@ -3,8 +3,8 @@
 // so a claim woken by a NOTIFY never waits for the move's two round trips.
 import pgLib from 'pg'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import type {TableNames} from '../../dialects/index.js'
-import type {Db} from '../../src/db/index.js'
+import type {Sql, TableNames} from '../../dialects/index.js'
+import type {Db, QueryOptions} from '../../src/db/index.js'
 import {writeEvent} from '../../src/producer.js'
 import {claimMarkFor} from '../../src/relay/claim-mark.js'
 import {Relay} from '../../src/relay/relay.js'
@@ -21,20 +21,33 @@ interface Sent {
   rows: number
 }
 
-/** `db`, recording each query it runs: the mark's statements (pg_locks, then the next mark) as moves. */
+const kindOf = (statements: Sql[]): Sent['kind'] => {
+  const text = statements.map((s) => s.chunks.join('?')).join(';')
+  return /pg_locks|least\(/.test(text) ? 'move' : /SKIP LOCKED/.test(text) ? 'claim' : 'other'
+}
+
+/**
+ * `db`, recording what it runs: the mark's statements (pg_locks, then the next mark) as moves,
+ * a row lease's claim (a query) or a transaction lease's (a held connection's script) as claims.
+ */
 function recording(db: Db, log: Sent[]): Db {
+  const timed = async <T extends unknown[]>(statements: Sql[], run: () => Promise<T>, count: (result: T) => number) => {
+    const started = performance.now()
+    const result = await run()
+    log.push({kind: kindOf(statements), started, ended: performance.now(), rows: count(result)})
+    return result
+  }
   return new Proxy(db, {
     get(target, property) {
       const value = Reflect.get(target, property)
-      if (property !== 'query') return typeof value === 'function' ? value.bind(target) : value
-      return async (statement: {chunks: readonly string[]}, options?: unknown) => {
-        const text = statement.chunks.join('?')
-        const kind = /pg_locks|least\(/.test(text) ? 'move' : /MATERIALIZED/.test(text) ? 'claim' : 'other'
-        const started = performance.now()
-        const rows = await target.query(statement as never, options as never)
-        log.push({kind, started, ended: performance.now(), rows: rows.length})
-        return rows
+      if (property === 'query') return (statement: Sql, options?: QueryOptions) => timed([statement], () => target.query(statement, options), (rows) => rows.length)
+      if (property === 'hold') {
+        return async () => {
+          const held = await target.hold!()
+          return {...held, script: (statements: Sql[]) => timed(statements, () => held.script(statements), (results) => results.at(-1)?.rows.length ?? 0), release: held.release.bind(held)}
+        }
       }
+      return typeof value === 'function' ? value.bind(target) : value
     },
   })
 }
@@ -70,10 +83,10 @@ describe.skipIf(!pg.available)('when the claim mark moves, on postgres', () => {
     expect(moves()).toBe(6)
   })
 
-  it('with LISTEN, a claim woken by a NOTIFY is not preceded by a move', async () => {
+  it.each(['row', 'transaction'] as const)('with LISTEN and the %s lease, a claim woken by a NOTIFY is not preceded by a move', async (leaseBy) => {
     const log: Sent[] = []
     const publisher = new RecordingPublisher()
-    const relay = new Relay({db: recording(db, log), tables: names, publisher, listen: true, pollMs: 60_000})
+    const relay = new Relay({db: recording(db, log), tables: names, publisher, listen: true, pollMs: 60_000, leaseBy})
     const running = relay.start()
     try {
       await until(() => relay.listening, 5000, 'the LISTEN connection')
@@ -81,7 +94,7 @@ describe.skipIf(!pg.available)('when the claim mark moves, on postgres', () => {
       for (let n = 0; n < 5; n++) {
         await sleep(150) // longer than the refresh interval: a move is due at every wake-up
         await producer.query('BEGIN')
-        ids.push(await writeEvent(producer, {eventType: 'order.created', aggregateId: `order-${n}`, payload: {n}}, {tables: names}))
+        ids.push(await writeEvent(producer, {eventType: 'order.created', aggregateId: `${leaseBy}-${n}`, payload: {n}}, {tables: names}))
         await producer.query('COMMIT')
         await until(() => ids.every((id) => publisher.counts().has(id)), 5000, `event ${n}`)
       }
