@@ -63,14 +63,16 @@ class Pooled {
       if (this.current) this.current.onStderr(chunk)
       else if (!this.started && this.bootStderr.length < 20_000) this.bootStderr += chunk
     })
-    this.child.on('exit', (code, signal) => {
-      const at = Date.now()
-      // let the pipes flush the last lines before reading them
-      setImmediate(() => {
-        this.current?.finish({code, signal, at}, true)
-        this.current = undefined
-        onExit(this, {code, signal, at})
-      })
+    let exitedAt: number | undefined
+    this.child.on('exit', () => (exitedAt = Date.now()))
+    // 'close', not 'exit': the process is gone and its stdout and stderr are read to the end, the
+    // failpoint's last line with them. After 'exit' the pipes may still hold it: waiting one
+    // setImmediate for them lost it under load ("died by SIGKILL without a failpoint line").
+    this.child.on('close', (code, signal) => {
+      const at = exitedAt ?? Date.now()
+      this.current?.finish({code, signal, at}, true)
+      this.current = undefined
+      onExit(this, {code, signal, at})
     })
   }
 
