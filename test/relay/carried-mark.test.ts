@@ -14,6 +14,7 @@ import {count, seedEvents} from '../helpers/events.js'
 import {gate, RecordingPublisher, sleep, until} from '../helpers/publishers.js'
 import {targets} from '../helpers/targets.js'
 import {closeTables, openTables} from '../helpers/tables.js'
+import {wrapDb} from '../helpers/wrapped-db.js'
 
 const matrix = await targets()
 const opts = (o: Partial<ClaimOptions> = {}): ClaimOptions => ({batch: 2, leaseMs: 30_000, owner: 'relay-a', ...o})
@@ -25,18 +26,16 @@ const opts = (o: Partial<ClaimOptions> = {}): ClaimOptions => ({batch: 2, leaseM
 function counting(db: Db): {db: Db; commits: () => number; texts: string[]} {
   let commits = 0
   const texts: string[] = []
-  const wrapped = new Proxy(db, {
-    get(target, key, receiver) {
-      const value = Reflect.get(target, key, receiver)
-      if (key !== 'query' && key !== 'execute' && key !== 'transaction') return typeof value === 'function' ? value.bind(target) : value
-      return (...args: unknown[]) => {
+  const counted =
+    <K extends 'query' | 'execute' | 'transaction'>(key: K) =>
+    (target: Db) =>
+      ((...args: unknown[]) => {
         commits++
         const first = args[0] as {chunks?: string[]}
         texts.push(first?.chunks ? first.chunks.join('?') : 'transaction')
-        return (value as (...a: unknown[]) => unknown).apply(target, args)
-      }
-    },
-  })
+        return (target[key] as (...a: unknown[]) => unknown).apply(target, args)
+      }) as Db[K]
+  const wrapped = wrapDb(db, {query: counted('query'), execute: counted('execute'), transaction: counted('transaction')})
   return {db: wrapped, commits: () => commits, texts}
 }
 

@@ -4,13 +4,14 @@
 import pgLib from 'pg'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import type {Sql, TableNames} from '../../dialects/index.js'
-import type {Db, QueryOptions} from '../../src/db/index.js'
+import type {Db} from '../../src/db/index.js'
 import {writeEvent} from '../../src/producer.js'
 import {claimMarkFor} from '../../src/relay/claim-mark.js'
 import {Relay} from '../../src/relay/relay.js'
 import {RecordingPublisher, sleep, until} from '../helpers/publishers.js'
 import {targets} from '../helpers/targets.js'
 import {closeTables, openTables} from '../helpers/tables.js'
+import {wrapDb} from '../helpers/wrapped-db.js'
 
 const [pg] = await targets(['postgres'])
 
@@ -37,17 +38,11 @@ function recording(db: Db, log: Sent[]): Db {
     log.push({kind: kindOf(statements), started, ended: performance.now(), rows: count(result)})
     return result
   }
-  return new Proxy(db, {
-    get(target, property) {
-      const value = Reflect.get(target, property)
-      if (property === 'query') return (statement: Sql, options?: QueryOptions) => timed([statement], () => target.query(statement, options), (rows) => rows.length)
-      if (property === 'hold') {
-        return async () => {
-          const held = await target.hold!()
-          return {...held, script: (statements: Sql[]) => timed(statements, () => held.script(statements), (results) => results.at(-1)?.rows.length ?? 0), release: held.release.bind(held)}
-        }
-      }
-      return typeof value === 'function' ? value.bind(target) : value
+  return wrapDb(db, {
+    query: (target) => (statement, options) => timed([statement], () => target.query(statement, options), (rows) => rows.length),
+    hold: (target) => async () => {
+      const held = await target.hold!()
+      return {script: (statements: Sql[]) => timed(statements, () => held.script(statements), (results) => results.at(-1)?.rows.length ?? 0), release: (broken?: boolean) => held.release(broken)}
     },
   })
 }

@@ -4,13 +4,14 @@
 // Db that counts the claims in flight as the relay sends them.
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {raw, sql, type Sql, type TableNames} from '../../dialects/index.js'
-import type {Db, Queryable} from '../../src/db/index.js'
+import type {Db} from '../../src/db/index.js'
 import {Mutex} from '../../src/db/mutex.js'
 import {Relay} from '../../src/relay/relay.js'
 import {count, seedEvents} from '../helpers/events.js'
 import {RecordingPublisher, sleep} from '../helpers/publishers.js'
 import {targets} from '../helpers/targets.js'
 import {closeTables, openTables} from '../helpers/tables.js'
+import {wrapDb} from '../helpers/wrapped-db.js'
 
 describe('Mutex without a wait limit, as the relay turns its claims', () => {
   it('runs claims one at a time, in the order asked, and a failed one does not stop the next', async () => {
@@ -48,39 +49,33 @@ function countingClaims(db: Db): {db: Db; most: () => number} {
       if (claim) inFlight--
     }
   }
-  const wrapped = new Proxy(db, {
-    get(target, key) {
-      if (key === 'query') return (statement: Sql, options?: object) => counted(isClaim(statement), () => target.query(statement, options))
-      if (key === 'transaction') {
-        // MySQL's claim is a transaction: its locking read, then the UPDATE; counted from the read to the COMMIT
-        return (fn: (tx: Queryable, driver: object) => Promise<unknown>, options?: object) => {
-          let claim = false
-          const done = () => (claim ? inFlight-- : undefined)
-          return target
-            .transaction(
-              (tx, driver) =>
-                fn(
-                  new Proxy(tx, {
-                    get(q, k) {
-                      if (k !== 'query') return Reflect.get(q, k, q)
-                      return (statement: Sql, o?: object) => {
-                        if (!claim && isClaim(statement)) {
-                          claim = true
-                          most = Math.max(most, ++inFlight)
-                        }
-                        return q.query(statement, o)
-                      }
-                    },
-                  }),
-                  driver,
-                ),
-              options,
-            )
-            .finally(done)
-        }
-      }
-      const value = Reflect.get(target, key, target)
-      return typeof value === 'function' ? value.bind(target) : value
+  const wrapped = wrapDb(db, {
+    query: (target) => (statement, options) => counted(isClaim(statement), () => target.query(statement, options)),
+    // MySQL's claim is a transaction: its locking read, then the UPDATE; counted from the read to the COMMIT
+    transaction: (target) => (fn, options) => {
+      let claim = false
+      const done = () => (claim ? inFlight-- : undefined)
+      return target
+        .transaction(
+          (tx, driver) =>
+            fn(
+              new Proxy(tx, {
+                get(q, k) {
+                  if (k !== 'query') return Reflect.get(q, k, q)
+                  return (statement: Sql, o?: object) => {
+                    if (!claim && isClaim(statement)) {
+                      claim = true
+                      most = Math.max(most, ++inFlight)
+                    }
+                    return q.query(statement, o)
+                  }
+                },
+              }),
+              driver,
+            ),
+          options,
+        )
+        .finally(done)
     },
   })
   return {db: wrapped, most: () => most}
