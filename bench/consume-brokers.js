@@ -102,7 +102,7 @@ export function perMessage(n, work, clients = []) {
 
 /**
  * Several messages in one transaction: messages gather while the previous batch's transaction
- * runs (at most max); each batch is workBatch(client, ids) (one transaction, a savepoint per message), then
+ * runs (at most max); each batch is workBatch(client, ids) (one transaction), then
  * every message of it is acked. One batch at a time, on one pg client.
  */
 export function batched(n, workBatch, client, max = Infinity) {

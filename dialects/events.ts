@@ -39,6 +39,18 @@ export interface EventsPart {
    * unique-key error (ErrorsPart.isDuplicateKey) where the transaction goes on after one (MySQL)
    */
   inboxInsert(names: TableNames, row: InboxRow): Sql
+  /**
+   * record a consumer batch's deliveries in one statement. Where `inboxReturnedId` is given,
+   * rows already there (or twice in `rows`) are skipped and the statement returns the event_id
+   * of each row it inserted; where not (MySQL: no RETURNING), a row already there raises a
+   * unique-key error and none of the rows stays (the transaction goes on)
+   */
+  inboxInsertMany(names: TableNames, rows: readonly InboxRow[]): Sql
+  /**
+   * given where inboxInsertMany returns the ids it inserted: the event_id it returns for an id
+   * sent (PostgreSQL's uuid comes back in lower case; text comes back as sent)
+   */
+  readonly inboxReturnedId?: (sent: string) => string
   /** highest aggregate_version this consumer has applied for the aggregate (column max_version) */
   inboxMaxVersion(names: TableNames, consumer: string, aggregateType: string | null, aggregateId: string): Sql
   /**

@@ -4,7 +4,7 @@
 // transaction runs on the executor the app gave (src/db/transactions.ts), and the effect gets
 // the app's own transaction object on it.
 import {createHash} from 'node:crypto'
-import type {DialectName, TableNames} from '../dialects/index.js'
+import type {DialectName, InboxRow, TableNames} from '../dialects/index.js'
 import {raw, sql} from '../dialects/sql.js'
 import type {ConsumedEvent} from './consume/event.js'
 import {ConnectionError, UsageError} from './core/errors.js'
@@ -40,6 +40,21 @@ export interface BatchItem<Tx = any> {
 
 /** One event's result in handleBatch: its outcome (committed with the batch), or the error that undid it alone. */
 export type BatchResult = {outcome: ConsumeOutcome; error?: undefined} | {outcome?: undefined; error: unknown}
+
+/** A batch's all-at-once transaction failed inside: roll it back and run the batch a savepoint per event. */
+class Redo extends Error {
+  constructor(
+    readonly reason: unknown,
+    /** the item whose effect threw, with its error */
+    readonly failed?: {index: number; error: unknown},
+  ) {
+    super('the batch runs again, a savepoint per event', {cause: reason})
+  }
+}
+
+// The most inbox rows in one statement: 5 bound values a row, well inside the 65,535 a statement
+// may bind on PostgreSQL and MySQL. A bigger batch takes a savepoint per event.
+const INBOX_ROWS_AT_ONCE = 1000
 
 // one name for every event's savepoint: each is released (or rolled back to and released) before the next
 const SAVEPOINT = 'outbox_event'
@@ -94,12 +109,19 @@ export class Consumer<E extends object = Db> {
   }
 
   /**
-   * Several events in ONE transaction: one COMMIT (one WAL flush) for all. Each event's inbox
-   * row and effect run inside a savepoint, so an effect that throws undoes that event alone and
-   * the others commit: its result is {error}. Resolves once the transaction committed; throws
-   * when the transaction as a whole failed (BEGIN, COMMIT, a savepoint that could not be rolled
-   * back to): then nothing of the batch committed. With checkVersion (or one event) each event
-   * runs in a transaction of its own, as handle(), its error in its result.
+   * Several events in ONE transaction: one COMMIT (one WAL flush) for all. An effect that throws
+   * undoes its own event alone and the others commit: its result is {error}. Resolves once the
+   * transaction committed; throws when the transaction as a whole failed (BEGIN, COMMIT, a
+   * savepoint that could not be rolled back to): then nothing of the batch committed. With
+   * checkVersion (or one event) each event runs in a transaction of its own, as handle().
+   *
+   * The way it runs: first all the inbox rows in one statement, then the effects one after the
+   * other (the statements an event costs are its effect's own). When an effect throws (or the
+   * inbox statement fails), that transaction is rolled back and the batch runs again with a
+   * savepoint around each event (its inbox row and effect): the effects before the failing one
+   * run a second time, their first run undone; the failing one is not called again (its error
+   * is its result), nor are the ones after it called twice. On MySQL (no RETURNING) a batch holding an
+   * id already in the inbox goes the savepoint way at once, in the same transaction.
    */
   async handleBatch(items: readonly BatchItem<TransactionOf<E>>[]): Promise<BatchResult[]> {
     if (items.length <= 1 || this.options.checkVersion) {
@@ -107,25 +129,98 @@ export class Consumer<E extends object = Db> {
       for (const item of items) results.push(await this.handle(item.event, item.effect, item.source).then((outcome) => ({outcome}), (error: unknown) => ({error})))
       return results
     }
-    const savepoint = this.host.dialect.events.savepoint
-    return this.host.transaction(async (q, tx) => {
-      const results: BatchResult[] = []
-      for (const item of items) {
-        await q.execute(savepoint.open(SAVEPOINT))
-        try {
-          // its span covers the event's own part; the COMMIT is the batch's, after every span
-          const outcome = await inProcessSpan(item.event, this.options.consumer, item.source, () => this.record(q, tx, item.event, item.effect, undefined))
-          await q.execute(savepoint.release(SAVEPOINT))
-          results.push({outcome})
-        } catch (error) {
-          // this event alone is undone; when even that fails the transaction is lost: the batch throws
-          await q.execute(savepoint.rollbackTo(SAVEPOINT))
-          await q.execute(savepoint.release(SAVEPOINT))
-          results.push({error})
-        }
+    if (items.length > INBOX_ROWS_AT_ONCE) return this.host.transaction((q, tx) => this.eachInSavepoint(q, tx, items))
+    try {
+      return await this.host.transaction((q, tx) => this.allAtOnce(q, tx, items))
+    } catch (error) {
+      if (!(error instanceof Redo)) throw error
+      // the effect that threw is not called again for this delivery: its error is its result
+      return this.host.transaction((q, tx) => this.eachInSavepoint(q, tx, items, error.failed))
+    }
+  }
+
+  /** The inbox rows in one statement, then each new event's effect; Redo when any of it fails. */
+  private async allAtOnce(q: Queryable, tx: unknown, items: readonly BatchItem[]): Promise<BatchResult[]> {
+    const fresh = await this.insertInbox(q, items)
+    if (!fresh) return this.eachInSavepoint(q, tx, items)
+    const results: BatchResult[] = []
+    for (const [i, item] of items.entries()) {
+      const apply = async (): Promise<ConsumeOutcome> => {
+        if (!fresh.has(i)) return 'duplicate'
+        await item.effect(tx)
+        failpoint('consumer.before-commit')
+        return 'applied'
       }
-      return results
-    })
+      // the span records the effect's own error; the batch then runs again
+      const outcome = await inProcessSpan(item.event, this.options.consumer, item.source, apply).catch((error) => Promise.reject(new Redo(error, {index: i, error})))
+      results.push({outcome})
+    }
+    return results
+  }
+
+  /**
+   * Which of `items` the inbox statement inserted (by index; an id twice in the batch counts for
+   * its first item), or undefined where a duplicate raised and undid the statement (MySQL).
+   */
+  private async insertInbox(q: Queryable, items: readonly BatchItem[]): Promise<Set<number> | undefined> {
+    const {events, errors} = this.host.dialect
+    const rows = items.map(({event}) => this.inboxRow(event))
+    const statement = events.inboxInsertMany(this.names, rows)
+    const returnedId = events.inboxReturnedId
+    if (!returnedId) {
+      const inserted = await q.execute(statement).catch((error) => (errors.isDuplicateKey(error) ? undefined : Promise.reject(new Redo(error))))
+      return inserted === undefined ? undefined : new Set(items.keys())
+    }
+    const returned = await q.query<{event_id: string}>(statement).catch((error) => Promise.reject(new Redo(error)))
+    // the items under the id the statement returns for theirs, in batch order
+    const byId = new Map<string, number[]>()
+    for (const [i, {event}] of items.entries()) {
+      const id = returnedId(event.id)
+      byId.set(id, [...(byId.get(id) ?? []), i])
+    }
+    const fresh = new Set<number>()
+    for (const {event_id} of returned) {
+      // an id twice in the batch was inserted once: for the first of its items
+      const i = byId.get(String(event_id))?.find((j) => !fresh.has(j))
+      if (i === undefined) throw new Redo(new Error(`the inbox returned ${event_id}, which no event of the batch has`))
+      fresh.add(i)
+    }
+    return fresh
+  }
+
+  /** Each event inside a savepoint of its own: an effect that throws undoes that event alone. */
+  private async eachInSavepoint(q: Queryable, tx: unknown, items: readonly BatchItem[], failed?: Redo['failed']): Promise<BatchResult[]> {
+    const savepoint = this.host.dialect.events.savepoint
+    const results: BatchResult[] = []
+    for (const [i, item] of items.entries()) {
+      if (i === failed?.index) {
+        results.push({error: failed.error})
+        continue
+      }
+      await q.execute(savepoint.open(SAVEPOINT))
+      try {
+        // its span covers the event's own part; the COMMIT is the batch's, after every span
+        const outcome = await inProcessSpan(item.event, this.options.consumer, item.source, () => this.record(q, tx, item.event, item.effect, undefined))
+        await q.execute(savepoint.release(SAVEPOINT))
+        results.push({outcome})
+      } catch (error) {
+        // this event alone is undone; when even that fails the transaction is lost: the batch throws
+        await q.execute(savepoint.rollbackTo(SAVEPOINT))
+        await q.execute(savepoint.release(SAVEPOINT))
+        results.push({error})
+      }
+    }
+    return results
+  }
+
+  private inboxRow(event: InboxEvent): InboxRow {
+    return {
+      consumer: this.options.consumer,
+      eventId: event.id,
+      aggregateType: event.aggregateType ?? null,
+      aggregateId: event.aggregateId ?? null,
+      aggregateVersion: event.aggregateVersion ?? null,
+    }
   }
 
   private versionCheck(event: InboxEvent): {version: number; aggregateId: string} | undefined {
@@ -141,13 +236,7 @@ export class Consumer<E extends object = Db> {
       const [row] = await q.query<{max_version: number | string | null}>(dialect.events.inboxMaxVersion(this.names, this.options.consumer, event.aggregateType ?? null, checked.aggregateId))
       stale = row?.max_version != null && Number(row.max_version) >= checked.version
     }
-    const insert = dialect.events.inboxInsert(this.names, {
-      consumer: this.options.consumer,
-      eventId: event.id,
-      aggregateType: event.aggregateType ?? null,
-      aggregateId: event.aggregateId ?? null,
-      aggregateVersion: event.aggregateVersion ?? null,
-    })
+    const insert = dialect.events.inboxInsert(this.names, this.inboxRow(event))
     // a dialect whose duplicate raises (MySQL) keeps the transaction going after it
     const inserted = await q.execute(insert).catch((error) => (dialect.errors.isDuplicateKey(error) ? 0 : Promise.reject(error)))
     if (inserted === 0) return 'duplicate'

@@ -87,7 +87,9 @@ function timedDb(db, clock) {
  * no-op. The runtime on it measures our broker side and loop alone.
  */
 function noDatabase(db) {
-  const q = {query: async () => [], execute: async () => 1}
+  // a batch's inbox INSERT returns its ids (every event new): PostgreSQL's binds 5 values a row, the id second
+  const inserted = (statement) => (/RETURNING event_id/.test(statement.chunks.join('')) ? statement.values.filter((_, i) => i % 5 === 1).map((event_id) => ({event_id})) : [])
+  const q = {query: async (statement) => inserted(statement), execute: async () => 1}
   const fake = Object.create(db)
   Object.assign(fake, q, {transaction: async (fn) => fn(q, q)})
   return fake
@@ -155,14 +157,11 @@ async function database() {
       split.transactions++
     },
     async workBatch(client, ids) {
+      // as the runtime sends a batch: the inbox rows in one statement, then each new event's effect
+      const many = d.render.compile(lib.DIALECTS.postgres.events.inboxInsertMany(names, ids.map(row)))
       await client.query('BEGIN')
-      for (const id of ids) {
-        // per message: a handler's error would roll back to here, and the others commit
-        await client.query('SAVEPOINT outbox_event')
-        await client.query(inbox.text, Object.values(row(id)))
-        await client.query(effect, [id, 'order.created'])
-        await client.query('RELEASE SAVEPOINT outbox_event')
-      }
+      const inserted = await client.query(many.text, many.params)
+      for (const {event_id} of inserted.rows) await client.query(effect, [event_id, 'order.created'])
       await client.query('COMMIT')
     },
     async effectCount() {
@@ -273,7 +272,7 @@ export function markdown(raw, {quick, rounds, events, load, batch = BATCH, basel
     }
     for (const c of CONCURRENCY) {
       const r = raw[broker][c]
-      const target = c === 1 && TARGET_BROKERS.includes(broker) ? (r.ratio.median >= TARGET ? 'met' : 'MISSED') : ''
+      const target = c === 1 && TARGET_BROKERS.includes(broker) ? `${r.ratioSame.median >= TARGET ? 'met' : 'MISSED'} (${fmt(r.ratioSame.median, 2)}x, ${2 * batch} in hand)` : ''
       const base = hasBase ? ` ${fmt(r.base?.median, 0)} | ${cell(r.overBase, 1)} |` : ''
       rows.push(`| ${broker} | ${c} | ${fmt(r.ceiling.median, 0)} |${base} ${fmt(r.runtime1.median, 0)} | ${fmt(r.runtime.median, 0)} | ${fmt(r.perTx.median, 1)} | **${fmt(r.ratio.median, 2)}x** (${range(r.ratio)}) | ${cell(r.ratio1)} | x${fmt(r.overBatch1.median, 1)} (${range(r.overBatch1, 1)}) | ${target} |`)
     }
@@ -307,13 +306,14 @@ order rotated per round, ${rounds} rounds per broker and concurrency:
 - **runtime**: \`consumeAmqp\` / \`consumeNats\` / \`consumeRedis\` with a \`Consumer\` on a
   \`Db\` (pool of concurrency + 1, as \`outbox consume\` opens it), the handler doing one INSERT
   into an effects table in the inbox transaction, ack after commit. At its default, up to ${batch}
-  deliveries per inbox transaction (what arrived while the last one ran; a SAVEPOINT each, one
-  COMMIT, then the acks); **batch 1**: the same build with \`maxBatch: 1\`, a transaction per
-  delivery as before batches${hasBase ? `; **main**: the runtime of the baseline build (${baseline}, loaded into the same process), one transaction per delivery` : ''};
+  deliveries per inbox transaction (what arrived while the last one ran: their inbox rows in one
+  INSERT, then each new one's effect, one COMMIT, then the acks); **batch 1**: the same build with \`maxBatch: 1\`, a transaction per
+  delivery as before batches${hasBase ? `; **main**: the runtime of the baseline build (${baseline}, loaded into the same process), at its own default` : ''};
 - **hand-written**: the plain client and a bare pg \`Client\`: per message BEGIN, the dialect's
   inbox INSERT, the effect's INSERT, COMMIT, then the ack; **hand-written, ${batch} per transaction**:
-  messages gather while the last transaction runs, then BEGIN, per message SAVEPOINT + the two
-  INSERTs + RELEASE, COMMIT, the acks;
+  messages gather while the last transaction runs, then BEGIN, the dialect's inbox INSERT of them
+  all (RETURNING the ids it inserted), the effect's INSERT for each, COMMIT, the acks (the
+  statements the runtime sends);
 - **runtime without database**: the runtime on a \`Db\` whose statements are no-ops: our
   broker side, decoding and loop alone.
 
@@ -321,9 +321,10 @@ Events/s = events / (first message .. last ack; for the runtime, first transacti
 last COMMIT), so connecting, declaring and stopping are left out. PostgreSQL runs with
 \`synchronous_commit = on\`: every COMMIT waits for its WAL flush. Ratios are per round, median
 (min–max). Target (issue 24): runtime at least ${TARGET}x the ceiling at concurrency 1 on AMQP and
-NATS. Load average (2 cores, shared with other engineers' test runs): ${load}.
+NATS, judged against the plain client with as many messages in hand as the runtime keeps (the
+second table; the first one's ceiling keeps 2 per handler, what the runtime kept before batches). Load average (2 cores, shared with other engineers' test runs): ${load}.
 
-| broker | concurrency | ceiling (events/s) |${hasBase ? ' main (events/s) | runtime / main |' : ''} runtime, batch 1 | runtime (events/s) | events per transaction | runtime / ceiling | batch 1 / ceiling | runtime / batch 1 | target |
+| broker | concurrency | ceiling (events/s) |${hasBase ? ' main (events/s) | runtime / main |' : ''} runtime, batch 1 | runtime (events/s) | events per transaction | runtime / ceiling (2 in hand) | batch 1 / ceiling | runtime / batch 1 | target |
 |---|---|---|${hasBase ? '---|---|' : ''}---|---|---|---|---|---|---|
 ${rows.join('\n')}
 
@@ -368,8 +369,8 @@ function findings(raw, brokers, ours, batch) {
     return fmt(lo, digits) === fmt(hi, digits) ? `${fmt(lo, digits)}${unit}` : `${fmt(lo, digits)}–${fmt(hi, digits)}${unit}`
   }
   const target = TARGET_BROKERS.filter((b) => brokers.includes(b))
-  const met = target.filter((b) => c1(b).ratio.median >= TARGET)
-  const missed = target.filter((b) => c1(b).ratio.median < TARGET)
+  const met = target.filter((b) => c1(b).ratioSame.median >= TARGET)
+  const missed = target.filter((b) => c1(b).ratioSame.median < TARGET)
   const list = (bs, key) => bs.map((b) => `${fmt(c1(b)[key].median, 2)}x (${b})`).join(', ')
   const commit = brokers.map((b) => c1(b).handCOMMIT.median)
   const trip = brokers.flatMap((b) => ['BEGIN', 'inbox', 'effect'].map((k) => c1(b)[`hand${k}`].median))
@@ -378,7 +379,7 @@ function findings(raw, brokers, ours, batch) {
   // brokers where the runtime stays well below the hand-written loop that sends the same statements
   const behind = brokers.filter((b) => c1(b).ratioBatched.median < 0.7)
   const verdict = [met.length ? `met on ${met.join(' and ')}` : '', missed.length ? `missed on ${missed.join(' and ')}` : ''].filter(Boolean).join(', ')
-  return `**Findings.** The target is ${verdict}: at concurrency 1 the batched runtime applies ${list(target, 'ratio')} of the plain client's receive + ack rate with 2 messages in hand, against ${list(target, 'ratio1')} for a transaction per delivery (batch 1) in the same rounds. Batching multiplies the runtime's events/s by ${span(brokers.map((b) => c1(b).overBatch1.median), 1)} at concurrency 1 (${span(brokers.map((b) => raw[b][4].overBatch1.median), 1)} at concurrency 4), with ${span(brokers.map((b) => c1(b).perTx.median), 1)} events per transaction on a drained backlog: the COMMIT's WAL flush (${span(commit, 1, ' ms')} in the hand-written loop) is paid once per batch, and each other statement is still one round trip of ${span(trip, 1, ' ms')} on this loaded machine.${fast.length ? ` On ${fast.join(' and ')} the plain client needs less time per message (${span(fast.map((b) => 1000 / c1(b).ceiling.median), 2, ' ms')}) than one PostgreSQL round trip takes here, and the runtime sends four per event (savepoint, inbox INSERT, the effect, release): a consumer with a durable effect per event cannot reach ${TARGET}x of that ceiling on this machine, batched or not; that is a limit of the database's round trips, not of our code (${span(brokers.map(ours).map((x) => x * 100), 1, '%')} of the runtime's wall time in the profile).` : ''} With the same messages in hand (${2 * batch}), the runtime does ${list(brokers, 'ratioSame')} of the plain client, and ${list(brokers, 'ratioBatched')} of the hand-written loop that does the same batches on a bare pg \`Client\`.${behind.length ? ` On ${behind.join(' and ')} that is well short of the hand-written loop although both send the same statements: the runtime's transactions take ${behind.map((b) => `${fmt(c1(b).txMs.median, 2)} ms per event (${b})`).join(', ')} against ${behind.map((b) => `${fmt(1000 / c1(b).batched.median, 2)} ms`).join(', ')} for the hand-written loop's whole cycle, with the process idle most of the time in the profile and our code a fraction of a percent of it; where that time goes is not found yet.` : ''}`
+  return `**Findings.** The target is ${verdict}: at concurrency 1 the batched runtime applies ${list(target, 'ratioSame')} of the plain client's receive + ack rate with the same messages in hand (${2 * batch}: the verdict's ceiling), ${list(target, 'ratio')} of it with 2 in hand (what the runtime kept before batches), against ${list(target, 'ratio1')} for a transaction per delivery (batch 1) with 2 in hand, in the same rounds. Batching multiplies the runtime's events/s by ${span(brokers.map((b) => c1(b).overBatch1.median), 1)} at concurrency 1 (${span(brokers.map((b) => raw[b][4].overBatch1.median), 1)} at concurrency 4), with ${span(brokers.map((b) => c1(b).perTx.median), 1)} events per transaction on a drained backlog: the COMMIT's WAL flush (${span(commit, 1, ' ms')} in the hand-written loop) is paid once per batch, and each other statement is still one round trip of ${span(trip, 1, ' ms')} on this loaded machine.${fast.length ? ` On ${fast.join(' and ')} the plain client needs less time per message (${span(fast.map((b) => 1000 / c1(b).ceiling.median), 2, ' ms')}) than one PostgreSQL round trip takes here, and the runtime sends at least one per event (its effect) beside the batch's BEGIN, inbox INSERT and COMMIT: a consumer with a durable effect per event cannot reach ${TARGET}x of that ceiling on this machine, batched or not; that is a limit of the database's round trips, not of our code (${span(brokers.map(ours).map((x) => x * 100), 1, '%')} of the runtime's wall time in the profile).` : ''} With the same messages in hand (${2 * batch}), the runtime does ${list(brokers, 'ratioSame')} of the plain client, and ${list(brokers, 'ratioBatched')} of the hand-written loop that does the same batches on a bare pg \`Client\`.${behind.length ? ` On ${behind.join(' and ')} that is well short of the hand-written loop although both send the same statements: the runtime's transactions take ${behind.map((b) => `${fmt(c1(b).txMs.median, 2)} ms per event (${b})`).join(', ')} against ${behind.map((b) => `${fmt(1000 / c1(b).batched.median, 2)} ms`).join(', ')} for the hand-written loop's whole cycle, with the process idle most of the time in the profile and our code a fraction of a percent of it; where that time goes is not found yet.` : ''}`
 }
 
 /** The figures `npm run bench -- compare` puts side by side: runtime / ceiling per broker and concurrency, batched and not. */

@@ -1,7 +1,7 @@
 // mysql: the producer's INSERT and the consumer's inbox statements.
 import {sameAggregateType, STANDARD_SAVEPOINT} from '../shared.js'
 import type {EventsPart, InboxRow, NewEventRow} from '../dialect.js'
-import {raw, sql} from '../sql.js'
+import {join, raw, sql} from '../sql.js'
 import {NOW, table} from './render.js'
 
 export const events: EventsPart = {
@@ -15,6 +15,11 @@ VALUES (${row.id}, ${row.eventType}, ${row.aggregateType}, ${row.aggregateId}, $
   inboxInsert: (names, row: InboxRow) =>
     sql`INSERT INTO ${raw(table(names, 'inbox'))} (consumer, event_id, aggregate_type, aggregate_id, aggregate_version, processed_at)
 VALUES (${row.consumer}, ${row.eventId}, ${row.aggregateType}, ${row.aggregateId}, ${row.aggregateVersion}, ${raw(NOW)})`,
+  // the same plain INSERT for a batch: one duplicate raises and undoes the whole statement (no
+  // RETURNING on MySQL, so no inboxReturnedId: the consumer takes a savepoint per event then)
+  inboxInsertMany: (names, rows) =>
+    sql`INSERT INTO ${raw(table(names, 'inbox'))} (consumer, event_id, aggregate_type, aggregate_id, aggregate_version, processed_at)
+VALUES ${join(rows.map((row) => sql`(${row.consumer}, ${row.eventId}, ${row.aggregateType}, ${row.aggregateId}, ${row.aggregateVersion}, ${raw(NOW)})`))}`,
   inboxMaxVersion: (names, consumer, aggregateType, aggregateId) =>
     sql`SELECT MAX(aggregate_version) AS max_version FROM ${raw(table(names, 'inbox'))}
 WHERE consumer = ${consumer} AND aggregate_id = ${aggregateId} AND ${sameAggregateType(aggregateType)}`,

@@ -2,8 +2,9 @@
 // and the library's Db. The effect gets the app's own transaction object and writes through it;
 // the effect and the inbox row commit together or not at all, a duplicate is skipped (also two
 // deliveries at once), and with checkVersion two handlers of one aggregate take turns. handleBatch
-// runs several events in one transaction, each in a savepoint: an effect that throws undoes its
-// own event alone, a duplicate is skipped (also inside the batch), a COMMIT that fails keeps none.
+// runs several events in one transaction: an effect that throws undoes its own event alone (the
+// batch runs again, a savepoint each), a duplicate is skipped (also inside the batch), a COMMIT
+// that fails keeps none. What it sends: consumer-batch-statements.test.ts.
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {Kysely, MysqlDialect, PostgresDialect, SqliteDialect, sql as ksql} from 'kysely'
 import {raw, sql, type DialectName, type TableNames} from '../../dialects/index.js'
