@@ -20,6 +20,8 @@ const ASYNC_COMMIT = 'options=-c%20synchronous_commit%3Doff'
 const SCENARIOS = [
   {key: 'postgres-listen', dialect: 'postgres', pollMs: 1000, listen: true},
   {key: 'postgres-listen-async', dialect: 'postgres', pollMs: 1000, listen: true, relayUrl: `${PG_URL}?${ASYNC_COMMIT}`},
+  // The batch held by its claim's transaction (leaseBy 'transaction'): no lease written, one commit a batch.
+  {key: 'postgres-listen-txlease', dialect: 'postgres', pollMs: 1000, listen: true, leaseBy: 'transaction'},
   // A second claim loop is asleep when the first is busy, so a NOTIFY wakes one at once.
   {key: 'postgres-listen-c2', dialect: 'postgres', pollMs: 1000, listen: true, concurrency: 2},
   {key: 'postgres-poll100', dialect: 'postgres', pollMs: 100},
@@ -54,7 +56,7 @@ async function measure(scenario, seconds) {
       if (e.id === warmId) warm()
     }
   })
-  const relay = new lib.Relay({db, publisher, tables: names, batch: 100, concurrency, pollMs: scenario.pollMs, listen: scenario.listen ?? false})
+  const relay = new lib.Relay({db, publisher, tables: names, batch: 100, concurrency, pollMs: scenario.pollMs, listen: scenario.listen ?? false, ...(scenario.leaseBy ? {leaseBy: scenario.leaseBy} : {})})
   const running = relay.start()
   try {
     // LISTEN: one event first, so the listener is attached before timing. Polling needs no
@@ -152,7 +154,7 @@ function markdown({seconds, rounds, figures, scenarios}) {
     '|---|---|---|---|---|---|',
     ...scenarios.map((s) => {
       const f = figures[s.key]
-      const wake = (s.listen ? `LISTEN/NOTIFY (+ poll ${s.pollMs} ms)` : `poll ${s.pollMs} ms`) + (s.relayUrl ? ', relay sessions `synchronous_commit = off`' : '') + (s.concurrency ? `, relay concurrency ${s.concurrency}` : '')
+      const wake = (s.listen ? `LISTEN/NOTIFY (+ poll ${s.pollMs} ms)` : `poll ${s.pollMs} ms`) + (s.relayUrl ? ', relay sessions `synchronous_commit = off`' : '') + (s.concurrency ? `, relay concurrency ${s.concurrency}` : '') + (s.leaseBy ? `, \`leaseBy: '${s.leaseBy}'\`` : '')
       return `| ${s.dialect === 'mysql' ? 'MariaDB' : s.dialect === 'postgres' ? 'PostgreSQL' : 'SQLite'} | ${wake} | ${spread(f.p50)} | ${spread(f.p99)} | ${spread(f.commitP99)} | ${spread(f.rate, 0)} |`
     }),
     '',
@@ -160,7 +162,7 @@ function markdown({seconds, rounds, figures, scenarios}) {
     '',
     'With polling, an event waits for the next poll: p50 is about half the interval and p99 about the whole of it, on every database. LISTEN/NOTIFY (PostgreSQL; `writeEvent` sends the NOTIFY inside the transaction, delivered at commit) removes that wait; polling stays as the safety net.',
     '',
-    "What is left with LISTEN/NOTIFY is the relay's own cycle: an event committed while a claim -> publish -> mark cycle runs waits for it to end and for the next claim, and the claim and the mark are each a durable commit (a WAL flush) on the relay's session. When the disk is busy (see the COMMIT column) those flushes make the tail. The `synchronous_commit = off` row sets it for the relay's sessions only (connection URL `?options=-c%20synchronous_commit%3Doff`); it is safe for the relay because a claim or mark lost in a server crash only means the event is sent again, which consumers dedupe by id — the producers' commits stay durable. The concurrency-2 row keeps durable commits and has a second claim loop asleep while the first is busy, so a NOTIFY is acted on at once; it shortens the wait, but each cycle still pays its two flushes.",
+    "What is left with LISTEN/NOTIFY is the relay's own cycle: an event committed while a claim -> publish -> mark cycle runs waits for it to end and for the next claim, and each batch ends in a durable commit (a WAL flush) on the relay's session: the claim that carries the previous batch's mark, or, with the transaction lease, the transaction that claimed, published and marked the batch. When the disk is busy (see the COMMIT column) those flushes make the tail. The `synchronous_commit = off` row sets it for the relay's sessions only (connection URL `?options=-c%20synchronous_commit%3Doff`); it is safe for the relay because a claim or mark lost in a server crash only means the event is sent again, which consumers dedupe by id — the producers' commits stay durable. The concurrency-2 row keeps durable commits and has a second claim loop asleep while the first is busy, so a NOTIFY is acted on at once; it shortens the wait, but each cycle still pays its flush.",
     '',
     'Reproduce: `npm run build && npm run bench -- latency`.',
   ].join('\n')
