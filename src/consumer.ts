@@ -52,6 +52,11 @@ class Redo extends Error {
   }
 }
 
+const compareIds = (a: string, b: string) => {
+  const [x, y] = [a.toLowerCase(), b.toLowerCase()]
+  return x < y ? -1 : x > y ? 1 : 0
+}
+
 // The most inbox rows in one statement: 5 bound values a row, well inside the 65,535 a statement
 // may bind on PostgreSQL and MySQL. A bigger batch takes a savepoint per event.
 const INBOX_ROWS_AT_ONCE = 1000
@@ -164,7 +169,9 @@ export class Consumer<E extends object = Db> {
    */
   private async insertInbox(q: Queryable, items: readonly BatchItem[]): Promise<Set<number> | undefined> {
     const {events, errors} = this.host.dialect
-    const rows = items.map(({event}) => this.inboxRow(event))
+    // in the order of their ids, whatever order they arrived in: two consumers given the same
+    // ids (redeliveries) take their row locks in one order, so their batches cannot deadlock
+    const rows = items.map(({event}) => this.inboxRow(event)).sort((a, b) => compareIds(a.eventId, b.eventId))
     const statement = events.inboxInsertMany(this.names, rows)
     const returnedId = events.inboxReturnedId
     if (!returnedId) {

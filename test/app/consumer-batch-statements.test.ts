@@ -3,7 +3,8 @@
 // throws rolls that transaction back and the batch runs again with a savepoint per event, the
 // failing effect not called again; ids already in the inbox (or twice in the batch) are skipped
 // without a savepoint where the dialect returns the ids it inserted, and on MySQL take the
-// savepoint way in the same transaction. Statements are counted through a wrapped Db.
+// savepoint way in the same transaction; the inbox rows go in the order of their ids.
+// Statements are counted through a wrapped Db.
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {raw, sql, type TableNames} from '../../dialects/index.js'
 import {Consumer, type BatchItem} from '../../src/consumer.js'
@@ -25,20 +26,30 @@ function kindOf(text: string, names: TableNames): string {
   return text.trim().split(/\s+/)[0]
 }
 
-/** The Db with every statement of every transaction logged (the effects write through the same Queryable). */
-function logged(db: Db, names: TableNames, log: Log): Db {
-  const kind = (statement: Parameters<Queryable['query']>[0]) => kindOf(statement.chunks.join('?'), names)
+type Statement = Parameters<Queryable['query']>[0]
+
+/** The Db with every statement of every transaction passed to `seen` (the effects write through the same Queryable). */
+function watched(db: Db, seen: (statement: Statement) => void): Db {
   return wrapDb(db, {
     transaction: (target) => (fn, options) =>
       target.transaction((q, native) => {
-        const statements: string[] = []
-        log.push(statements)
-        const watched: Queryable = {
-          query: (statement, o) => (statements.push(kind(statement)), q.query(statement, o)),
-          execute: (statement, o) => (statements.push(kind(statement)), q.execute(statement, o)),
+        const tx: Queryable = {
+          query: (statement, o) => (seen(statement), q.query(statement, o)),
+          execute: (statement, o) => (seen(statement), q.execute(statement, o)),
         }
-        return fn(watched, native === q ? watched : native)
+        return fn(tx, native === q ? tx : native)
       }, options),
+  })
+}
+
+/** The Db with the kinds of each transaction's statements logged, a list per transaction. */
+function logged(db: Db, names: TableNames, log: Log): Db {
+  return wrapDb(db, {
+    transaction: (target) => (fn, options) => {
+      const statements: string[] = []
+      log.push(statements)
+      return watched(target, (statement) => statements.push(kindOf(statement.chunks.join('?'), names))).transaction(fn, options)
+    },
   })
 }
 
@@ -122,6 +133,18 @@ for (const target of matrix) {
       if (db.dialect.events.inboxReturnedId) expect(log[0]).toEqual(['inbox-many', 'effect', 'effect'])
       else expect(log[0]).toEqual(['inbox-many', ...['savepoint', 'inbox-one', 'effect', 'savepoint'], ...['savepoint', 'inbox-one', 'savepoint'], ...['savepoint', 'inbox-one', 'effect', 'savepoint'], ...['savepoint', 'inbox-one', 'savepoint']])
       for (const id of [a, b, seen]) expect([await count(effects, id), await count(inbox(), id)]).toEqual([1, 1])
+    })
+
+    it('the inbox rows go in the order of their ids, whatever the order of the batch (one lock order for every consumer)', async () => {
+      const sent: (readonly unknown[])[] = []
+      const watching = watched(db, (statement) => void (kindOf(statement.chunks.join('?'), names) === 'inbox-many' && sent.push(statement.values)))
+      const ids = [1, 2, 3, 4].map(() => uuidv7()) // time-ordered: ascending as made
+      const results = await new Consumer(watching, {consumer: 'c-order', tables: names}).handleBatch(batch([...ids].reverse()).items)
+      expect(results.map((r) => r.outcome)).toEqual(['applied', 'applied', 'applied', 'applied'])
+      expect(sent).toHaveLength(1)
+      // the batch came newest first; the statement binds them oldest (lowest id) first
+      const positions = ids.map((id) => sent[0].indexOf(id))
+      expect(positions.every((p, i) => p >= 0 && (i === 0 || p > positions[i - 1]))).toBe(true)
     })
 
     it('an id in capitals is matched to the id the database returns (PostgreSQL writes a uuid in lower case)', async () => {
