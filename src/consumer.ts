@@ -125,8 +125,8 @@ export class Consumer<E extends object = Db> {
    * inbox statement fails), that transaction is rolled back and the batch runs again with a
    * savepoint around each event (its inbox row and effect): the effects before the failing one
    * run a second time, their first run undone; the failing one is not called again (its error
-   * is its result), nor are the ones after it called twice. On MySQL (no RETURNING) a batch holding an
-   * id already in the inbox goes the savepoint way at once, in the same transaction.
+   * is its result), nor are the ones after it called twice. On MySQL (no RETURNING) a batch
+   * holding an id already in the inbox goes the savepoint way at once, in the same transaction.
    */
   async handleBatch(items: readonly BatchItem<TransactionOf<E>>[]): Promise<BatchResult[]> {
     if (items.length <= 1 || this.options.checkVersion) {
