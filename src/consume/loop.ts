@@ -1,9 +1,9 @@
 // The loop every broker runtime shares: take a delivery, and with it what else the source has
 // received meanwhile (up to maxBatch), run the handler through Consumer (the inbox rows and the
-// effects in one transaction, a savepoint per delivery), and only then settle the messages with
-// the broker. Handler errors are retried up to maxAttempts deliveries, then dead-lettered; a
-// database that cannot be reached is no handler error: the message is held and tried again
-// once the database answers, so an outage dead-letters nothing.
+// effects in one transaction; a savepoint per delivery once a handler throws), and only then
+// settle the messages with the broker. Handler errors are retried up to maxAttempts deliveries,
+// then dead-lettered; a database that cannot be reached is no handler error: the message is held
+// and tried again once the database answers, so an outage dead-letters nothing.
 import type {BatchResult, Consumer, ConsumeOutcome} from '../consumer.js'
 import type {RelayLogger} from '../relay/relay.js'
 import {MessageDecodeError, type ConsumedEvent} from './event.js'
@@ -57,7 +57,7 @@ export interface LoopOptions {
   /**
    * most deliveries in one inbox transaction (default 1 here; the broker runtimes' default is
    * DEFAULT_MAX_BATCH, 16): what the source received while the last
-   * transaction ran, each in a savepoint of its own, one COMMIT for all, every ack after it
+   * transaction ran, their inbox rows in one INSERT, one COMMIT for all, every ack after it
    */
   maxBatch?: number
   /** deliveries of one message before a handler error dead-letters it (default 5) */

@@ -24,8 +24,9 @@ export interface RuntimeOptions<E extends object = any> extends Omit<LoopOptions
 
 /**
  * Most deliveries in one inbox transaction when maxBatch is not given: one COMMIT (one WAL flush)
- * paid for up to 16 events (BENCHMARKS.md, consumer throughput). Well below PostgreSQL's 64
- * subtransactions a backend keeps in shared memory (one per savepoint that wrote).
+ * paid for up to 16 events (BENCHMARKS.md, consumer throughput). A batch whose handler throws
+ * runs again with a savepoint per delivery: well below PostgreSQL's 64 subtransactions a backend
+ * keeps in shared memory (one per savepoint that wrote).
  */
 export const DEFAULT_MAX_BATCH = 16
 export const MAX_BATCH_LIMIT = 64
@@ -52,7 +53,7 @@ export function checkRuntimeOptions(options: RuntimeOptions): void {
   positive('maxAttempts')
   positive('maxEvents')
   positive('maxBatch')
-  if ((options.maxBatch ?? 0) > MAX_BATCH_LIMIT) throw new UsageError(`maxBatch must be at most ${MAX_BATCH_LIMIT}, got ${options.maxBatch}`, 'Each delivery of a batch is a savepoint: keep a transaction well under 64 of them')
+  if ((options.maxBatch ?? 0) > MAX_BATCH_LIMIT) throw new UsageError(`maxBatch must be at most ${MAX_BATCH_LIMIT}, got ${options.maxBatch}`, 'A batch whose handler fails runs again with a savepoint per delivery: keep a transaction well under 64 of them')
   if (options.retryDelayMs !== undefined && !(options.retryDelayMs >= 0)) throw new UsageError(`retryDelayMs must be 0 or more, got ${options.retryDelayMs}`)
 }
 
