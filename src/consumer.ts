@@ -45,8 +45,8 @@ export type BatchResult = {outcome: ConsumeOutcome; error?: undefined} | {outcom
 class Redo extends Error {
   constructor(
     readonly reason: unknown,
-    /** the item whose effect threw, with its error */
-    readonly failed?: {index: number; error: unknown},
+    /** the item whose effect threw `reason` */
+    readonly failedIndex?: number,
   ) {
     super('the batch runs again, a savepoint per event', {cause: reason})
   }
@@ -140,7 +140,7 @@ export class Consumer<E extends object = Db> {
     } catch (error) {
       if (!(error instanceof Redo)) throw error
       // the effect that threw is not called again for this delivery: its error is its result
-      return this.host.transaction((q, tx) => this.eachInSavepoint(q, tx, items, error.failed))
+      return this.host.transaction((q, tx) => this.eachInSavepoint(q, tx, items, error))
     }
   }
 
@@ -157,7 +157,7 @@ export class Consumer<E extends object = Db> {
         return 'applied'
       }
       // the span records the effect's own error; the batch then runs again
-      const outcome = await inProcessSpan(item.event, this.options.consumer, item.source, apply).catch((error) => Promise.reject(new Redo(error, {index: i, error})))
+      const outcome = await inProcessSpan(item.event, this.options.consumer, item.source, apply).catch((error) => Promise.reject(new Redo(error, i)))
       results.push({outcome})
     }
     return results
@@ -183,7 +183,9 @@ export class Consumer<E extends object = Db> {
     const byId = new Map<string, number[]>()
     for (const [i, {event}] of items.entries()) {
       const id = returnedId(event.id)
-      byId.set(id, [...(byId.get(id) ?? []), i])
+      const same = byId.get(id)
+      if (same) same.push(i)
+      else byId.set(id, [i])
     }
     const fresh = new Set<number>()
     for (const {event_id} of returned) {
@@ -196,12 +198,12 @@ export class Consumer<E extends object = Db> {
   }
 
   /** Each event inside a savepoint of its own: an effect that throws undoes that event alone. */
-  private async eachInSavepoint(q: Queryable, tx: unknown, items: readonly BatchItem[], failed?: Redo['failed']): Promise<BatchResult[]> {
+  private async eachInSavepoint(q: Queryable, tx: unknown, items: readonly BatchItem[], redo?: Redo): Promise<BatchResult[]> {
     const savepoint = this.host.dialect.events.savepoint
     const results: BatchResult[] = []
     for (const [i, item] of items.entries()) {
-      if (i === failed?.index) {
-        results.push({error: failed.error})
+      if (i === redo?.failedIndex) {
+        results.push({error: redo.reason})
         continue
       }
       await q.execute(savepoint.open(SAVEPOINT))
