@@ -142,7 +142,9 @@ export async function highestAttempts(db: Db, t: RunTables): Promise<number> {
  */
 export async function unhandledCount(db: Db, t: RunTables): Promise<number> {
   const d = db.dialect
+  // both sides cast: on MySQL a cast takes the connection's collation, which a column of the
+  // database's default collation beside it would clash with ("Illegal mix of collations")
   const [row] = await db.query<{n: unknown}>(sql`SELECT COUNT(*) AS n FROM ${q(d, t.outbox.outbox)} e WHERE e.published_at IS NOT NULL
-  AND NOT EXISTS (SELECT 1 FROM ${q(d, t.deliveries)} x WHERE x.event_id = CAST(e.id AS CHAR(36)) AND x.acked = 1)`)
+  AND NOT EXISTS (SELECT 1 FROM ${q(d, t.deliveries)} x WHERE CAST(x.event_id AS CHAR(36)) = CAST(e.id AS CHAR(36)) AND x.acked = 1)`)
   return Number(row.n)
 }
