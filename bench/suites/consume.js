@@ -389,9 +389,11 @@ export function headline(raw) {
     for (const c of CONCURRENCY) {
       if (!r[c]) continue
       figures.push(
-        {key: `${broker} c${c} runtime/ceiling`, label: `${broker}, concurrency ${c}: runtime / plain receive+ack (median of ${r[c].ratio.runs} rounds)`, value: r[c].ratio.median, better: 'higher'},
-        {key: `${broker} c${c} no-db/ceiling`, label: `${broker}, concurrency ${c}: runtime on a no-op database / plain receive+ack (median)`, value: r[c].noDbRatio.median, better: 'higher'},
+        {key: `${broker} c${c} runtime/ceiling`, label: `${broker}, concurrency ${c}: runtime / plain receive+ack, 2 in hand per handler (median of ${r[c].ratio.runs} rounds)`, value: r[c].ratio.median, better: 'higher'},
+        {key: `${broker} c${c} no-db/ceiling`, label: `${broker}, concurrency ${c}: runtime on a no-op database / plain receive+ack, 2 in hand (median)`, value: r[c].noDbRatio.median, better: 'higher'},
       )
+      // the figure the suite's verdict is judged on: the plain client with as many messages in hand
+      if (r[c].ratioSame) figures.push({key: `${broker} c${c} runtime/ceiling same in hand`, label: `${broker}, concurrency ${c}: runtime / plain receive+ack with as many in hand as the runtime (median)`, value: r[c].ratioSame.median, better: 'higher'})
       if (r[c].ratio1) figures.push({key: `${broker} c${c} batch1/ceiling`, label: `${broker}, concurrency ${c}: runtime at maxBatch 1 / plain receive+ack (median)`, value: r[c].ratio1.median, better: 'higher'})
     }
   }
